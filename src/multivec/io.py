@@ -1,0 +1,114 @@
+"""Checked reading and writing of the pipeline's text artifacts.
+
+Every reader names the file and the 1-based line of malformed input (a non-UTF-8
+line, a JSONL line that does not parse, an empty document) instead of dropping it
+silently. Where a skip is the documented behaviour (``on_empty="skip"``), the number
+of skipped lines is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+log = logging.getLogger(__name__)
+
+
+class MalformedInputError(ValueError):
+    """Raised for input that cannot be read; the message names file and line."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, what: str):
+        self.path, self.line = str(path), line
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {what}")
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` of a UTF-8 file without the line terminator."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise MalformedInputError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            yield number, text.rstrip("\r\n")
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a JSONL file; blank lines are ignored, anything else must be a JSON object."""
+    rows = []
+    for number, text in iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise MalformedInputError(path, number, f"JSONL line does not parse: {err.msg} (column {err.colno})") from None
+        if not isinstance(row, dict):
+            raise MalformedInputError(path, number, f"expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
+    """Write rows as JSONL (UTF-8, one object a line); returns the row count."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error") -> dict[str, str]:
+    """Read a NUGGET-release ``docs.txt`` (``id<TAB>text`` a line) into ``{id: text}``.
+
+    ``on_empty``: ``"error"`` (default) raises on an empty document; ``"skip"`` drops it
+    and logs how many were dropped.
+    """
+    if on_empty not in ("error", "skip"):
+        raise ValueError(f"on_empty must be 'error' or 'skip', not {on_empty!r}")
+    docs: dict[str, str] = {}
+    skipped = 0
+    for number, text in iter_lines(path):
+        if not text.strip():
+            continue
+        if "\t" not in text:
+            raise MalformedInputError(path, number, "expected 'id<TAB>text'")
+        doc_id, body = text.split("\t", 1)
+        if not body.strip():
+            if on_empty == "skip":
+                skipped += 1
+                continue
+            raise MalformedInputError(path, number, f"empty document {doc_id!r}")
+        if doc_id in docs:
+            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
+        docs[doc_id] = body
+    if skipped:
+        log.warning("%s: skipped %d empty documents", path, skipped)
+    return docs
+
+
+def write_docs_tsv(path: str | os.PathLike, docs: dict[str, str]) -> None:
+    """Write ``{id: text}`` in the ``docs.txt`` format (tabs/newlines in text become spaces)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for doc_id, body in docs.items():
+            clean = " ".join(body.split())
+            handle.write(f"{doc_id}\t{clean}\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(obj, handle, ensure_ascii=False, indent=2)
+        handle.write("\n")

