@@ -1,0 +1,148 @@
+# Path helpers and config look-ups shared by the rule files. No pipeline logic here:
+# the library (src/multivec) does the work; this file only names files.
+import os
+import re
+import sys
+
+SRC = os.path.join(workflow.basedir, "src")
+if SRC not in sys.path:
+    sys.path.insert(0, SRC)
+# Jobs (local, conda or SLURM) import the package from this checkout.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (SRC, os.environ.get("PYTHONPATH", "")) if p
+)
+
+from multivec.resources import data_mirror as _data_mirror
+
+# Fails before any job, naming the key, when the configured mirror does not exist.
+MIRROR = _data_mirror(config.get("data_mirror") or None)
+MIRROR_ARG = str(MIRROR) if MIRROR else ""
+
+ROWS = {row["name"]: row for row in config["table2"]["rows"]}
+TASKS = ["pi", "rr"]
+TRAINED_KINDS = {"nugget", "tsdae"}
+
+
+def raw(source, file):
+    """A downloaded (or mirrored) file of a registered source."""
+    return f"data/raw/{source}/{file}"
+
+
+def corpus(objective, split):
+    """Training documents for an objective: ae (autoencoding) or mt (translation)."""
+    name = {"ae": "autoencoding", "mt": "translation"}[objective]
+    return f"data/built/corpora/{name}/{split}.jsonl"
+
+
+def task_dir(task):
+    return f"data/built/tasks/{task}"
+
+
+def model_dir(row_name):
+    """Folder of a trained row's model, named by objective, ratio and variant."""
+    row = ROWS[row_name]
+    if row["kind"] == "nugget":
+        return f"models/nugget/{row['objective']}_r{row['ratio']}"
+    if row["kind"] == "tsdae":
+        return f"models/tsdae/{row['objective']}"
+    raise ValueError(f"row {row_name!r} of kind {row['kind']!r} is not trained")
+
+
+def model_files(row_name):
+    d = model_dir(row_name)
+    return {
+        "weights": f"{d}/model.safetensors",
+        "config": f"{d}/config.json",
+        "summary": f"{d}/training_summary.json",
+        "metrics": f"{d}/metrics.csv",
+    }
+
+
+def trained_row_names():
+    return [name for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS]
+
+
+def evaluation_inputs(wildcards):
+    """A row's evaluation needs its task and, for trained rows, its model."""
+    inputs = {
+        "docs": f"{task_dir(wildcards.task)}/docs.txt",
+        "task": f"{task_dir(wildcards.task)}/task.jsonl",
+    }
+    if ROWS[wildcards.row]["kind"] in TRAINED_KINDS:
+        inputs.update(model_files(wildcards.row))
+    return inputs
+
+
+def table2_evaluations():
+    return expand("results/table2/{row}/{task}.json", row=list(ROWS), task=TASKS)
+
+
+def rule_resources(family):
+    return config["resources"][family]
+
+
+# Raw files each corpus source needs (names as in src/multivec/data/sources.py).
+GENSIM_ENWIKI = "data/raw/gensim/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+SOURCE_FILES = {
+    "wikitext2": [raw("wikitext2", "valid.txt"), raw("wikitext2", "test.txt")],
+    "wikitext103": ["data/extracted/wikitext103_raw/wikitext-103-raw/wiki.train.raw"],
+    "gensim_enwiki": [GENSIM_ENWIKI],
+    "debian_reference": [raw("debian_reference", "pairs.jsonl")],
+    "wmt19_enzh": [raw("wmt19_enzh", "news-commentary-v14.en-zh.tsv.gz")],
+    "wmt19_enzh_dev": [raw("wmt19_enzh", "dev.tgz")],
+    "parabank_v1": ["data/extracted/parabank_v1/parabank-1.0-small-diverse/parabank-1.0-small-diverse.tsv"],
+}
+
+ARCHIVES = {
+    "wikitext103_raw": raw("wikitext103_raw", "wikitext-103-raw-v1.zip"),
+    "parabank_v1": raw("parabank_v1", "parabank-1.0-small-diverse.zip"),
+}
+
+
+def autoencoding_inputs(wildcards):
+    return {name: SOURCE_FILES[name] for name in config["corpora"]["autoencoding"]["sources"]}
+
+
+def translation_inputs(wildcards):
+    source = config["corpora"]["translation"]["source"]
+    inputs = {source: SOURCE_FILES[source]}
+    if source == "wmt19_enzh":
+        inputs["dev"] = SOURCE_FILES["wmt19_enzh_dev"]
+    return inputs
+
+
+def pi_task_inputs(wildcards):
+    if config["table2"]["pi"]["source"] == "released":
+        return {
+            "docs": raw("nugget_pi", "paraphrase_identification/dev/docs.txt"),
+            "task": raw("nugget_pi", "paraphrase_identification/dev/task.jsonl"),
+        }
+    return {"parabank": SOURCE_FILES["parabank_v1"]}
+
+
+def rr_task_inputs(wildcards):
+    return SOURCE_FILES[config["table2"]["rr"]["source"]]
+
+
+def nugget_model_config(objective, ratio):
+    """NuggetConfig fields for one NUGGET row: the shared `nugget` block + objective and ratio."""
+    settings = dict(config["nugget"])
+    tgt_lang_mt = settings.pop("tgt_lang_mt", "zh_CN")
+    settings.update(objective=objective, ratio=ratio, seed=config["seed"])
+    if settings["architecture"] == "mbart":
+        settings["tgt_lang"] = tgt_lang_mt if objective == "mt" else settings.get("src_lang", "en_XX")
+    else:
+        settings.pop("src_lang", None)
+    return settings
+
+
+def tsdae_model_config(objective):
+    """TSDAE: the same encoder-decoder with a single mean-pooled vector and deletion noise."""
+    settings = nugget_model_config(objective, 1.0)
+    settings.update(bottleneck="mean", residual=False, feedback=False,
+                    noise_deletion=config["tsdae"]["noise_deletion"])
+    return settings
+
+
+VECTOR_ROW_PATTERN = "|".join(re.escape(n) for n, r in ROWS.items() if r["kind"] != "bm25") or "^$"
+BM25_ROW_PATTERN = "|".join(re.escape(n) for n, r in ROWS.items() if r["kind"] == "bm25") or "^$"

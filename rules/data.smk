@@ -1,0 +1,109 @@
+# Raw data: download from upstream, or copy from the local mirror (config data_mirror /
+# $MULTIVEC_DATA_MIRROR). Sources, URLs and sha256 live in src/multivec/data/sources.py.
+
+
+localrules:
+    download,
+    gensim_test_data,
+
+
+rule download:
+    output:
+        "data/raw/{source}/{file}",
+    params:
+        mirror=MIRROR_ARG,
+    log:
+        "logs/download/{source}/{file}.log",
+    benchmark:
+        "benchmarks/download/{source}/{file}.tsv"
+    wildcard_constraints:
+        source="[a-z0-9_]+",
+        file=".+",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/download.py"
+
+
+rule gensim_test_data:
+    # Real text that ships inside gensim's wheel (106 Wikipedia articles, the Lee corpus).
+    output:
+        "data/raw/gensim/{name}",
+    log:
+        "logs/gensim_test_data/{name}.log",
+    benchmark:
+        "benchmarks/gensim_test_data/{name}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/gensim_test_data.py"
+
+
+rule autoencoding_corpus:
+    # English documents of <= max_tokens subwords, never breaking a sentence (NUGGET AE).
+    input:
+        unpack(autoencoding_inputs),
+    output:
+        train=corpus("ae", "train"),
+        dev=corpus("ae", "dev"),
+    params:
+        settings=config["corpora"]["autoencoding"],
+        mirror=MIRROR_ARG,
+        seed=config["seed"],
+    log:
+        "logs/corpora/autoencoding.log",
+    benchmark:
+        "benchmarks/corpora/autoencoding.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/autoencoding_corpus.py"
+
+
+rule translation_corpus:
+    # English -> Chinese documents of <= max_tokens source subwords (NUGGET MT).
+    input:
+        unpack(translation_inputs),
+    output:
+        train=corpus("mt", "train"),
+        dev=corpus("mt", "dev"),
+    params:
+        settings=config["corpora"]["translation"],
+        seed=config["seed"],
+    log:
+        "logs/corpora/translation.log",
+    benchmark:
+        "benchmarks/corpora/translation.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/translation_corpus.py"
+
+
+rule extract_archive:
+    # Paper-scale sources ship as archives (WikiText-103 raw, ParaBank v1.0).
+    input:
+        lambda wc: ARCHIVES[wc.source],
+    output:
+        "data/extracted/{source}/{member}",
+    log:
+        "logs/extract/{source}/{member}.log",
+    benchmark:
+        "benchmarks/extract/{source}/{member}.tsv"
+    wildcard_constraints:
+        member=".+",
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/extract_archive.py"

@@ -1,0 +1,128 @@
+# NUGGET Table 2: document paraphrase identification (PI) and passage reranking (RR),
+# MRR x 100 over 20 candidates, one row per model in config table2.rows.
+
+
+rule pi_task:
+    # The paper's released PI dev set, or a rebuild from ParaBank v1.0 (Appendix A).
+    input:
+        unpack(pi_task_inputs),
+    output:
+        docs=f"{task_dir('pi')}/docs.txt",
+        task=f"{task_dir('pi')}/task.jsonl",
+    params:
+        settings=config["table2"]["pi"],
+        max_tokens=config["table2"]["max_tokens"],
+        seed=config["seed"],
+    log:
+        "logs/tasks/pi.log",
+    benchmark:
+        "benchmarks/tasks/pi.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/pi_task.py"
+
+
+rule rr_task:
+    # WikiText sections: first section = query, another section of the article = answer.
+    input:
+        wikitext=rr_task_inputs,
+    output:
+        docs=f"{task_dir('rr')}/docs.txt",
+        task=f"{task_dir('rr')}/task.jsonl",
+    params:
+        settings=config["table2"]["rr"],
+        seed=config["seed"],
+    log:
+        "logs/tasks/rr.log",
+    benchmark:
+        "benchmarks/tasks/rr.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/rr_task.py"
+
+
+rule evaluate_bm25:
+    # BM25 itself as a reference row: the query document against its 20 candidates.
+    input:
+        docs=f"{task_dir('{task}')}/docs.txt",
+        task=f"{task_dir('{task}')}/task.jsonl",
+    output:
+        metrics="results/table2/{row}/{task}.json",
+        rankings="results/table2/{row}/{task}.rankings.jsonl",
+    log:
+        "logs/evaluate/{row}/{task}.log",
+    benchmark:
+        "benchmarks/evaluate/{row}/{task}.tsv"
+    wildcard_constraints:
+        task="pi|rr",
+        row=BM25_ROW_PATTERN,
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/evaluate_bm25.py"
+
+
+rule evaluate_ranking:
+    # Encode every document of a task with a row's encoder, then rank the candidates.
+    input:
+        unpack(evaluation_inputs),
+    output:
+        metrics="results/table2/{row}/{task}.json",
+        rankings="results/table2/{row}/{task}.rankings.jsonl",
+        encodings=directory("data/encodings/{row}/{task}"),
+    params:
+        row=lambda wc: ROWS[wc.row],
+        base_encoder=config["base_encoder"],
+        max_tokens=config["table2"]["max_tokens"],
+        batch_size=config["table2"]["encode_batch_size"],
+    log:
+        "logs/evaluate/{row}/{task}.log",
+    benchmark:
+        "benchmarks/evaluate/{row}/{task}.tsv"
+    wildcard_constraints:
+        task="pi|rr",
+        row=VECTOR_ROW_PATTERN,
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/evaluate_ranking.py"
+
+
+rule table2:
+    input:
+        evaluations=table2_evaluations(),
+        summaries=[model_files(name)["summary"] for name in trained_row_names()],
+    output:
+        csv="results/table2.csv",
+        md="results/table2.md",
+        figure="results/table2.png",
+    params:
+        rows=config["table2"]["rows"],
+        model_dirs={name: model_dir(name) for name in trained_row_names()},
+        scale=config["scale"],
+        base_encoder=config["base_encoder"],
+        nugget_encoder=config["nugget"]["encoder"],
+        pi_source=config["table2"]["pi"]["source"],
+        rr_source=config["table2"]["rr"]["source"],
+    log:
+        "logs/table2.log",
+    benchmark:
+        "benchmarks/table2.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/table2.py"
