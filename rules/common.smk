@@ -1,5 +1,5 @@
-# Path helpers and config look-ups shared by the rule files. No pipeline logic here:
-# the library (src/multivec) does the work; this file only names files.
+# Path helpers and config look-ups shared by every .smk file. The library (src/multivec)
+# does the work; this file only names files.
 import os
 import re
 import sys
@@ -7,11 +7,13 @@ import sys
 SRC = os.path.join(workflow.basedir, "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
-# Jobs (local, conda or SLURM) import the package from this checkout.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (SRC, os.environ.get("PYTHONPATH", "")) if p
+# Jobs (local, conda or SLURM) import the package from this checkout: we set PYTHONPATH
+# for them rather than require it (so no `envvars:` assertion).
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH", "")) if p)
 )
 
+from multivec.data.sources import SOURCES
 from multivec.resources import data_mirror as _data_mirror
 
 # Fails before any job, naming the key, when the configured mirror does not exist.
@@ -21,6 +23,7 @@ MIRROR_ARG = str(MIRROR) if MIRROR else ""
 ROWS = {row["name"]: row for row in config["table2"]["rows"]}
 TASKS = ["pi", "rr"]
 TRAINED_KINDS = {"nugget", "tsdae"}
+REGISTERED_SOURCES = "|".join(SOURCES)
 
 
 def raw(source, file):
@@ -90,12 +93,12 @@ SOURCE_FILES = {
     "debian_reference": [raw("debian_reference", "pairs.jsonl")],
     "wmt19_enzh": [raw("wmt19_enzh", "news-commentary-v14.en-zh.tsv.gz")],
     "wmt19_enzh_dev": [raw("wmt19_enzh", "dev.tgz")],
-    "parabank_v1": ["data/extracted/parabank_v1/parabank-1.0-small-diverse/parabank-1.0-small-diverse.tsv"],
+    "parabank_v1": ["data/extracted/parabank_v1/parabank-1.0-full/parabank.tsv"],
 }
 
 ARCHIVES = {
     "wikitext103_raw": raw("wikitext103_raw", "wikitext-103-raw-v1.zip"),
-    "parabank_v1": raw("parabank_v1", "parabank-1.0-small-diverse.zip"),
+    "parabank_v1": raw("parabank_v1", "parabank-1.0-full.zip"),
 }
 
 
@@ -114,8 +117,8 @@ def translation_inputs(wildcards):
 def pi_task_inputs(wildcards):
     if config["table2"]["pi"]["source"] == "released":
         return {
-            "docs": raw("nugget_pi", "paraphrase_identification/dev/docs.txt"),
-            "task": raw("nugget_pi", "paraphrase_identification/dev/task.jsonl"),
+            "docs": raw("nugget_pi", "dev/docs.txt"),
+            "task": raw("nugget_pi", "dev/task.jsonl"),
         }
     return {"parabank": SOURCE_FILES["parabank_v1"]}
 

@@ -17,7 +17,7 @@ rule download:
     benchmark:
         "benchmarks/download/{source}/{file}.tsv"
     wildcard_constraints:
-        source="[a-z0-9_]+",
+        source=REGISTERED_SOURCES,
         file=".+",
     conda:
         "../envs/data.yaml"

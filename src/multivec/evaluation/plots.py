@@ -1,0 +1,47 @@
+"""Figures for the results tables: our numbers beside the paper's."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+
+def row_label(record: dict) -> str:
+    parts = [str(record["model"])]
+    if isinstance(record.get("objective"), str):
+        parts.append(record["objective"])
+    if pd.notna(record.get("ratio")):
+        parts.append(f"r={record['ratio']:g}")
+    return " ".join(parts)
+
+
+def plot_table2(df: pd.DataFrame, path: str | os.PathLike, title: str) -> None:
+    """Two panels (PI, RR): one bar per row for our MRR, a marker for the paper's where it has one."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [row_label(r) for r in df.to_dict("records")]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.45 * len(df) + 1.8), sharey=True)
+    positions = range(len(df))
+    for ax, task in zip(axes, ("PI", "RR")):
+        ours = df[task].astype(float)
+        ax.barh(positions, ours, color="tab:blue", label="ours")
+        paper = df[f"paper_{task}"].astype(float)
+        has = paper.notna()
+        ax.scatter(paper[has], [p for p, h in zip(positions, has) if h], color="tab:red", marker="D", zorder=3,
+                   label="paper")
+        for y, value in zip(positions, ours):
+            ax.text(value + 0.5, y, f"{value:.1f}", va="center", fontsize=8)
+        ax.set_title(f"{task} (MRR×100)")
+        ax.set_xlim(0, 105)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(list(positions), labels)
+    axes[0].invert_yaxis()
+    axes[1].legend(loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
