@@ -93,7 +93,7 @@ SOURCE_FILES = {
     "debian_reference": [raw("debian_reference", "pairs.jsonl")],
     "wmt19_enzh": [raw("wmt19_enzh", "news-commentary-v14.en-zh.tsv.gz")],
     "wmt19_enzh_dev": [raw("wmt19_enzh", "dev.tgz")],
-    "parabank_v1": ["data/extracted/parabank_v1/parabank-1.0-full/parabank.tsv"],
+    "parabank_v1": ["data/extracted/parabank_v1/full/parabank.tsv"],
 }
 
 ARCHIVES = {

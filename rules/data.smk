@@ -15,7 +15,7 @@ rule download:
     log:
         "logs/download/{source}/{file}.log",
     benchmark:
-        "benchmarks/download/{source}/{file}.tsv"
+        "benchmarks/rules/download/{source}/{file}.tsv"
     wildcard_constraints:
         source=REGISTERED_SOURCES,
         file=".+",
@@ -32,7 +32,7 @@ rule gensim_test_data:
     log:
         "logs/gensim_test_data/{name}.log",
     benchmark:
-        "benchmarks/gensim_test_data/{name}.tsv"
+        "benchmarks/rules/gensim_test_data/{name}.tsv"
     conda:
         "../envs/data.yaml"
     script:
@@ -53,7 +53,7 @@ rule autoencoding_corpus:
     log:
         "logs/corpora/autoencoding.log",
     benchmark:
-        "benchmarks/corpora/autoencoding.tsv"
+        "benchmarks/rules/corpora/autoencoding.tsv"
     threads: rule_resources("build")["threads"]
     resources:
         mem_mb=rule_resources("build")["mem_mb"],
@@ -77,7 +77,7 @@ rule translation_corpus:
     log:
         "logs/corpora/translation.log",
     benchmark:
-        "benchmarks/corpora/translation.tsv"
+        "benchmarks/rules/corpora/translation.tsv"
     threads: rule_resources("build")["threads"]
     resources:
         mem_mb=rule_resources("build")["mem_mb"],
@@ -97,7 +97,7 @@ rule extract_archive:
     log:
         "logs/extract/{source}/{member}.log",
     benchmark:
-        "benchmarks/extract/{source}/{member}.tsv"
+        "benchmarks/rules/extract/{source}/{member}.tsv"
     wildcard_constraints:
         member=".+",
     resources:

@@ -17,7 +17,7 @@ rule train_nugget:
     log:
         "logs/train/nugget_{objective}_r{ratio}.log",
     benchmark:
-        "benchmarks/train/nugget_{objective}_r{ratio}.tsv"
+        "benchmarks/rules/train/nugget_{objective}_r{ratio}.tsv"
     wildcard_constraints:
         objective="ae|mt",
         ratio="[0-9.]+",
@@ -47,7 +47,7 @@ rule train_tsdae:
     log:
         "logs/train/tsdae_{objective}.log",
     benchmark:
-        "benchmarks/train/tsdae_{objective}.tsv"
+        "benchmarks/rules/train/tsdae_{objective}.tsv"
     wildcard_constraints:
         objective="ae|mt",
     threads: rule_resources("train")["threads"]

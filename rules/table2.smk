@@ -16,7 +16,7 @@ rule pi_task:
     log:
         "logs/tasks/pi.log",
     benchmark:
-        "benchmarks/tasks/pi.tsv"
+        "benchmarks/rules/tasks/pi.tsv"
     threads: rule_resources("build")["threads"]
     resources:
         mem_mb=rule_resources("build")["mem_mb"],
@@ -40,7 +40,7 @@ rule rr_task:
     log:
         "logs/tasks/rr.log",
     benchmark:
-        "benchmarks/tasks/rr.tsv"
+        "benchmarks/rules/tasks/rr.tsv"
     threads: rule_resources("build")["threads"]
     resources:
         mem_mb=rule_resources("build")["mem_mb"],
@@ -62,7 +62,7 @@ rule evaluate_bm25:
     log:
         "logs/evaluate/{row}/{task}.log",
     benchmark:
-        "benchmarks/evaluate/{row}/{task}.tsv"
+        "benchmarks/rules/evaluate/{row}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
         row=BM25_ROW_PATTERN,
@@ -88,7 +88,7 @@ rule evaluate_ranking:
     log:
         "logs/evaluate/{row}/{task}.log",
     benchmark:
-        "benchmarks/evaluate/{row}/{task}.tsv"
+        "benchmarks/rules/evaluate/{row}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
         row=VECTOR_ROW_PATTERN,
@@ -121,7 +121,7 @@ rule table2:
     log:
         "logs/table2.log",
     benchmark:
-        "benchmarks/table2.tsv"
+        "benchmarks/rules/table2.tsv"
     conda:
         "../envs/eval.yaml"
     script:

@@ -1,0 +1,58 @@
+"""Command line: ``python -m multivec COMMAND ...``.
+
+Commands are entries of ``COMMANDS`` (name -> (help, add_arguments, run)); a later
+command is one more entry. User errors (unreadable or unknown input, missing resources)
+print one line ``error: ...`` to stderr and exit with status 1, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+from multivec.io import MalformedInputError
+from multivec.resources import ResourceError
+
+USER_ERRORS: tuple[type[BaseException], ...] = (MalformedInputError, ResourceError, OSError)
+
+
+def _inspect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="an artifact the pipeline wrote (file or folder)")
+    parser.add_argument("--n", type=int, default=3, help="how many samples to show (default 3)")
+    parser.add_argument("--tokenizer", default=None,
+                        help="also count subwords with this tokenizer (e.g. minilm) for text fields")
+
+
+def _inspect_run(args: argparse.Namespace) -> int:
+    from multivec.inspect import inspect_path
+
+    inspect_path(args.path, n=args.n, tokenizer=args.tokenizer)
+    return 0
+
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "inspect": ("say what an artifact is: type, counts, schema, statistics, samples", _inspect_arguments, _inspect_run),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m multivec", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add_arguments, _) in COMMANDS.items():
+        add_arguments(commands.add_parser(name, help=help_text, description=help_text))
+    args = parser.parse_args(argv)
+    from multivec.inspect import InspectError
+
+    try:
+        return COMMANDS[args.command][2](args)
+    except (InspectError, *USER_ERRORS) as err:
+        message = str(err).splitlines()
+        print(f"error: {message[0]}", file=sys.stderr)
+        for line in message[1:]:
+            print(line, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Datasets: where they come from (``sources``), fetching (``download``), readers and corpus builders."""

@@ -1,0 +1,225 @@
+"""Registry of every external dataset the pipeline reads, with its real upstream source.
+
+Each ``Source`` lists its files as ``{relative_file: RemoteFile}``. ``relative_file`` is
+the name the pipeline gives the file under ``data/raw/<source>/``; ``RemoteFile`` says
+where it comes from upstream (``url``, ``None`` for mirror-only data) and where it lies
+in a local data mirror (``mirror_path``, relative to the mirror root; the layout of the
+mirror README). ``sha256`` is known for every file the data mirror has (a test checks
+that the mirror still matches); paper-scale files that could not be verified here carry
+``None`` and are fetched unverified, with a warning that logs their digest.
+
+``multivec.data.download.fetch`` reads this registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    url: str | None  # None: no single upstream URL; only a data mirror has it
+    mirror_path: str  # relative to the data mirror root
+    sha256: str | None = None
+    size: int | None = None  # bytes, where known
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    description: str
+    files: dict[str, RemoteFile]
+    licence: str
+    note: str = ""
+    homepage: str = ""
+
+    @property
+    def mirror_only(self) -> bool:
+        return all(f.url is None for f in self.files.values())
+
+
+# Upstream commits pinned where the upstream is a git repository, so a download is the
+# exact file the registry's sha256 describes.
+_NUGGET_DATA = "https://raw.githubusercontent.com/hiaoxui/nugget-data/582e179b57017a72760c6ec4b0babd05bcaa444d"
+_PROPSEGMENT = ("https://raw.githubusercontent.com/google-research-datasets/PropSegmEnt/"
+                "ea0b57b3afb255553ac2dadaad7e83be8eddbac7")
+_PYTORCH_EXAMPLES = "https://raw.githubusercontent.com/pytorch/examples/main/word_language_model/data/wikitext-2"
+
+
+def _nugget(path: str, sha256: str, size: int) -> RemoteFile:
+    return RemoteFile(f"{_NUGGET_DATA}/{path}", f"nugget-data/{path}", sha256, size)
+
+
+def _propsegment(name: str, sha256: str, size: int) -> RemoteFile:
+    return RemoteFile(f"{_PROPSEGMENT}/v1/{name}", f"propsegment/v1/{name}", sha256, size)
+
+
+SOURCES: dict[str, Source] = {}
+
+
+def _register(source: Source) -> None:
+    SOURCES[source.name] = source
+
+
+_register(Source(
+    name="nugget_pi",
+    description="NUGGET's document paraphrase-identification sets (built by the authors from ParaBank): "
+                "docs.txt (id<TAB>pre-tokenised text) and task.jsonl (source, 20 candidates, answer index); "
+                "1024 queries per split. Table 2's PI column is on dev.",
+    files={
+        "dev/docs.txt": _nugget("paraphrase_identification/dev/docs.txt",
+                                "e91492bdc7c507cccedbd66757f73e2352c814743336f434a9644dadc536e1b1", 2472809),
+        "dev/task.jsonl": _nugget("paraphrase_identification/dev/task.jsonl",
+                                  "5248712d0e336ff2d309d8cec53293693f30f5a21462f593a2ba4fdc1f79c74a", 211220),
+        "train/docs.txt": _nugget("paraphrase_identification/train/docs.txt",
+                                  "b39b095dab2ef707210acc4ab1f21f5c3d808f9c72eb19dd6010891a12de24a9", 2469409),
+        "train/task.jsonl": _nugget("paraphrase_identification/train/task.jsonl",
+                                    "6f1de558935f41d595904636fd5a69d019c0904a80c544046f9111705a0601df", 210732),
+    },
+    licence="as upstream (ParaBank-derived)",
+    homepage="https://github.com/hiaoxui/nugget-data",
+    note="Upstream also has a test split (paraphrase_identification/test), which the paper does not use "
+         "and the mirror does not hold; it is not registered.",
+))
+
+_register(Source(
+    name="nugget_rr",
+    description="NUGGET's passage-reranking task file (queries and candidate ids). Its docs.txt is not "
+                "released, so the reranking documents are rebuilt from WikiText with the paper's recipe.",
+    files={
+        "dev/task.jsonl": _nugget("passage_reranking/dev/task.jsonl",
+                                  "f22476267317b08d1b81673b0365c6a2521debe4ffe19ff11964660283c86d5e", 231521),
+    },
+    licence="as upstream",
+    homepage="https://github.com/hiaoxui/nugget-data",
+))
+
+_register(Source(
+    name="wikitext2",
+    description="WikiText-2 validation and test splits, tokenised variant (<unk> for rare words, ' @-@ ' "
+                "style number/hyphen tokens), as shipped in pytorch/examples; about 60 articles each.",
+    files={
+        "valid.txt": RemoteFile(f"{_PYTORCH_EXAMPLES}/valid.txt", "wikitext-2/valid.txt",
+                                "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8", 1121681),
+        "test.txt": RemoteFile(f"{_PYTORCH_EXAMPLES}/test.txt", "wikitext-2/test.txt",
+                               "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0", 1256449),
+    },
+    licence="CC BY-SA 3.0",
+    homepage="https://github.com/pytorch/examples/tree/main/word_language_model/data/wikitext-2",
+    note="WikiText (Merity et al. 2016). The train split is not used at demo scale.",
+))
+
+_register(Source(
+    name="debian_reference",
+    description="2,616 paragraph-aligned English -> Simplified Chinese pairs (doc, i, en, zh) from the "
+                "human translation of the Debian Reference book v2.100.",
+    files={
+        "pairs.jsonl": RemoteFile(None, "debian-reference/pairs.jsonl",
+                                  "99a87c94711ab29aef236ff7eb67668975a42f0145c3101fec699944b7a32191", 767607),
+    },
+    licence="GPL-2+",
+    homepage="https://packages.debian.org/source/sid/debian-reference",
+    note="Mirror-only: the aligned pairs were extracted from the Debian packages debian-reference-en and "
+         "debian-reference-zh-cn 2.100; there is no single upstream URL for them.",
+))
+
+_register(Source(
+    name="propsegment",
+    description="PropSegmEnt v1 (Chen et al. 2023): proposition segmentations, proposition-level "
+                "entailment (dev) and the Wikipedia document clusters (news clusters are URLs only).",
+    files={
+        "v1/propositions.dev.json": _propsegment(
+            "propositions.dev.json", "db62efc019406ad7b1e57866092a1e4f5225b00cb236646735e89fc534fff05b", 1920437),
+        "v1/propositions.test.json": _propsegment(
+            "propositions.test.json", "60900bd3a88f798dfd2e4179de023438b5b87ba68d5a612ab202a35ad2e1acae", 2903255),
+        "v1/relationships.dev.json": _propsegment(
+            "relationships.dev.json", "b7910bc6ab29d1d1e5f6946d570ef46cda41d2ad202416fbb3597a7ce30e0472", 2046548),
+        "v1/document_clusters.dev.json": _propsegment(
+            "document_clusters.dev.json", "e38c927afbad4b9b39be7a41fd7d068ce361af7aef043718387735f306c71840",
+            1074119),
+        "v1/document_clusters.test.json": _propsegment(
+            "document_clusters.test.json", "5c23cacd544d612a64069ae2f890016ddbad182c8c96976e93c4937124899749",
+            1575927),
+        "v1/document_cluster_retrieval_instructions.dev.json": _propsegment(
+            "document_cluster_retrieval_instructions.dev.json",
+            "6c8ae3a0dcf2330448292d06985a3538fdac54fcb2e56f5636accbe8cbb4cd1c", 1369005),
+        "v1/document_cluster_retrieval_instructions.test.json": _propsegment(
+            "document_cluster_retrieval_instructions.test.json",
+            "a0f60e4307c5326b81ae16cadfb6276fbd26d5958b6b8b5dfb0b554b8a14f521", 2135216),
+    },
+    licence="CC BY-SA (Wikipedia text)",
+    homepage="https://github.com/google-research-datasets/PropSegmEnt",
+    note="relationships.test.json and the train split are not released in v1.",
+))
+
+# ---- paper scale: not in the data mirror here, so their sha256 could not be computed ----
+
+_register(Source(
+    name="wikitext103_raw",
+    description="WikiText-103 raw (untokenised) v1: wikitext-103-raw/wiki.{train,valid,test}.raw in a zip; "
+                "the passage-reranking documents at paper scale.",
+    files={
+        "wikitext-103-raw-v1.zip": RemoteFile("https://wikitext.smerity.com/wikitext-103-raw-v1.zip",
+                                              "wikitext-103/wikitext-103-raw-v1.zip"),
+    },
+    licence="CC BY-SA 3.0",
+    homepage="https://wikitext.smerity.com/",
+    note="sha256 unknown: not verifiable here (no network, not in the mirror); the first download logs it. "
+         "The original host s3.amazonaws.com/research.metamind.io/wikitext/ is offline; this is the "
+         "author's current host.",
+))
+
+_register(Source(
+    name="wmt19_enzh",
+    description="WMT19 English-Chinese: News Commentary v14 en-zh (one sentence pair a line, en<TAB>zh, "
+                "blank lines between documents) for training, and the WMT19 dev tarball, whose "
+                "newsdev2017-enzh and newstest2018-enzh SGML files are the dev set.",
+    files={
+        "news-commentary-v14.en-zh.tsv.gz": RemoteFile(
+            "http://data.statmt.org/news-commentary/v14/training/news-commentary-v14.en-zh.tsv.gz",
+            "wmt19/news-commentary-v14.en-zh.tsv.gz"),
+        "dev.tgz": RemoteFile("http://data.statmt.org/wmt19/translation-task/dev.tgz", "wmt19/dev.tgz"),
+    },
+    licence="News Commentary: free for research (statmt.org); WMT dev sets: research use",
+    homepage="https://www.statmt.org/wmt19/translation-task.html",
+    note="sha256 unknown: not verifiable here (no network, not in the mirror). News Commentary is the WMT19 "
+         "en-zh corpus that keeps document boundaries, which document-level packing needs; the other WMT19 "
+         "en-zh corpora (UN, CWMT, wikititles) are sentence-level and are not used. Members of dev.tgz read: "
+         "dev/newsdev2017-enzh-{src.en,ref.zh}.sgm and dev/newstest2018-enzh-{src.en,ref.zh}.sgm "
+         "(WMT naming; see multivec.data.translation_corpus.WMT19_DEV_SETS).",
+))
+
+_register(Source(
+    name="parabank_v1",
+    description="ParaBank v1.0 full (Hu et al. 2019): English paraphrases generated by constrained "
+                "back-translation of CzEng; full/parabank.tsv in a zip (about 9 GB). Paper-scale source "
+                "for rebuilding the paraphrase-identification documents.",
+    files={
+        "parabank-1.0-full.zip": RemoteFile("http://cs.jhu.edu/~vandurme/data/parabank-1.0-full.zip",
+                                            "parabank/parabank-1.0-full.zip"),
+    },
+    licence="as distributed by JHU (research use; derived from CzEng)",
+    homepage="https://nlp.jhu.edu/parabank/",
+    note="sha256 unknown: not verifiable here (no network, not in the mirror). The download link is the one "
+         "the JHU ParaBank page points to for 'ParaBank v1.0 Full'.",
+))
+
+
+class UnknownSourceError(LookupError):
+    """A source or file name that the registry does not have; the message lists what it has."""
+
+
+def get_source(name: str) -> Source:
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise UnknownSourceError(f"unknown data source {name!r}; registered: {', '.join(sorted(SOURCES))}") from None
+
+
+def get_file(source_name: str, relative_file: str) -> RemoteFile:
+    source = get_source(source_name)
+    try:
+        return source.files[relative_file]
+    except KeyError:
+        raise UnknownSourceError(f"source {source_name!r} has no file {relative_file!r}; "
+                       f"it has: {', '.join(source.files)}") from None

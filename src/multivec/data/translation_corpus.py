@@ -1,0 +1,284 @@
+"""Translation (MT) documents, English -> Chinese, for NUGGET's MT objective.
+
+NUGGET (Qin & Van Durme 2023, section 5.1) trains on WMT19 en-zh with adjacent
+sentence pairs concatenated into documents of at most 128 (source) tokens. Rows are
+``{"id", "source" (en), "target" (zh)}``.
+
+- Demo scale: the Debian Reference paragraph pairs; pairs are packed in book order
+  within each chapter (``doc``) into documents of <= ``max_tokens`` English subwords,
+  never breaking a pair; train/dev split per document by hash (see
+  ``multivec.data.documents.deterministic_split``).
+- Paper scale: News Commentary v14 en-zh (``en<TAB>zh`` a line, blank lines between
+  documents) packed the same way within each of its documents; the dev set is packed
+  the same way from the WMT19 dev tarball's newsdev2017 and newstest2018 en-zh SGML
+  files (documents are their ``<doc>`` elements).
+
+A pair whose English side alone exceeds ``max_tokens`` is skipped (and counted), and
+closes the current document so documents only hold adjacent pairs. The English side of
+a document is its sentences joined by spaces; the Chinese side is joined without spaces
+(``join_chinese``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import logging
+import os
+import re
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from tqdm import tqdm
+
+from multivec.data.corpora import ParallelPair, join_chinese, read_debian_reference_pairs
+from multivec.data.documents import TokenCounter, deterministic_split, enforce_limit, pack_lengths, slug
+from multivec.inspect import length_summary
+from multivec.io import MalformedInputError
+
+log = logging.getLogger(__name__)
+
+# Members of the WMT19 dev tarball (http://data.statmt.org/wmt19/translation-task/dev.tgz) that
+# make the en-zh dev set: (name, English source file, Chinese reference file).
+WMT19_DEV_SETS = (
+    ("newsdev2017", "dev/newsdev2017-enzh-src.en.sgm", "dev/newsdev2017-enzh-ref.zh.sgm"),
+    ("newstest2018", "dev/newstest2018-enzh-src.en.sgm", "dev/newstest2018-enzh-ref.zh.sgm"),
+)
+
+
+@dataclass
+class TranslationStats:
+    pairs: int = 0
+    streams: int = 0  # chapters / WMT documents
+    documents: int = 0
+    skipped_long_pairs: int = 0
+    skipped_lines: int = 0  # reader skips (misaligned lines), see read_news_commentary_tsv
+    source_tokens: list[int] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k != "source_tokens"}
+        out["source_tokens_per_document"] = length_summary(self.source_tokens)
+        return out
+
+
+# ---------------------------------------------------------------- readers
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_news_commentary_tsv(path: str | os.PathLike,
+                             stats: TranslationStats | None = None) -> Iterator[tuple[str, list[ParallelPair]]]:
+    """Documents ``(doc_id, pairs)`` of a News Commentary ``en<TAB>zh`` file (``.tsv`` or ``.tsv.gz``).
+
+    A line empty on both sides separates documents. Lines with one side empty, or with
+    other than two tab-separated fields, are misaligned: they are skipped and counted
+    (logged with the first few line numbers). A non-UTF-8 line raises naming file and line.
+    """
+    path = Path(path)
+    documents = 0
+    pairs: list[ParallelPair] = []
+    skipped: list[int] = []
+
+    def flush():
+        nonlocal pairs, documents
+        if pairs:
+            yield f"doc{documents:06d}", pairs
+            documents += 1
+            pairs = []
+
+    with _open_text(path) as handle:
+        for number, raw in enumerate(tqdm(handle, desc=f"reading {path.name}", unit=" lines", leave=False), start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise MalformedInputError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            fields = line.split("\t")
+            if not line.strip():
+                yield from flush()
+                continue
+            if len(fields) != 2:
+                skipped.append(number)
+                continue
+            en, zh = " ".join(fields[0].split()), fields[1].strip()
+            if not en and not zh:
+                yield from flush()
+            elif not en or not zh:
+                skipped.append(number)
+            else:
+                pairs.append(ParallelPair(f"doc{documents:06d}", len(pairs), en, zh))
+        yield from flush()
+    if skipped:
+        log.warning("%s: skipped %d misaligned lines (one side empty or not 2 tab-separated fields), e.g. lines %s",
+                    path, len(skipped), ", ".join(map(str, skipped[:5])))
+    if stats is not None:
+        stats.skipped_lines += len(skipped)
+
+
+_SGM_DOC = re.compile(r"<doc\b[^>]*?\bdocid=\"([^\"]*)\"", re.IGNORECASE)
+_SGM_SEG = re.compile(r"<seg\b[^>]*?\bid=\"?([^\">\s]+)\"?[^>]*>(.*?)</seg>", re.IGNORECASE)
+
+
+def parse_wmt_sgm(text: str, label: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``[(docid, [(seg_id, text), ...]), ...]`` of a WMT SGML (``.sgm``) file, in file order."""
+    docs: list[tuple[str, list[tuple[str, str]]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        doc = _SGM_DOC.search(line)
+        if doc:
+            docs.append((doc.group(1), []))
+            continue
+        seg = _SGM_SEG.search(line)
+        if seg:
+            if not docs:
+                raise MalformedInputError(label, number, "<seg> outside any <doc>")
+            docs[-1][1].append((seg.group(1), " ".join(html.unescape(seg.group(2)).split())))
+        elif "<seg" in line.lower():
+            raise MalformedInputError(label, number, "unparsable <seg> line")
+    return docs
+
+
+def align_wmt_sgm(source_text: str, reference_text: str, source_label: str,
+                  reference_label: str) -> list[tuple[str, list[ParallelPair]]]:
+    """Pair a WMT source and reference SGML by document id and segment id."""
+    source_docs = parse_wmt_sgm(source_text, source_label)
+    reference = {docid: dict(segs) for docid, segs in parse_wmt_sgm(reference_text, reference_label)}
+    out = []
+    for docid, segs in source_docs:
+        if docid not in reference:
+            raise MalformedInputError(reference_label, None, f"no document {docid!r} (present in {source_label})")
+        ref = reference[docid]
+        if set(ref) != {seg_id for seg_id, _ in segs}:
+            raise MalformedInputError(reference_label, None, f"document {docid!r}: segment ids differ from {source_label}")
+        pairs = [ParallelPair(docid, n, en, ref[seg_id]) for n, (seg_id, en) in enumerate(segs) if en and ref[seg_id]]
+        out.append((docid, pairs))
+    return out
+
+
+def read_wmt_sgm_files(source_path: str | os.PathLike,
+                       reference_path: str | os.PathLike) -> list[tuple[str, list[ParallelPair]]]:
+    def read(path):
+        try:
+            return Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise MalformedInputError(path, None, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+
+    return align_wmt_sgm(read(source_path), read(reference_path), str(source_path), str(reference_path))
+
+
+def read_wmt19_dev(tgz_path: str | os.PathLike,
+                   sets: Sequence[tuple[str, str, str]] = WMT19_DEV_SETS) -> list[tuple[str, str, list[ParallelPair]]]:
+    """``(set_name, docid, pairs)`` of the en-zh dev sets inside the WMT19 ``dev.tgz``."""
+    out = []
+    with tarfile.open(tgz_path) as archive:
+        names = set(archive.getnames())
+        for set_name, source_member, reference_member in sets:
+            texts = []
+            for member in (source_member, reference_member):
+                if member not in names:
+                    raise MalformedInputError(tgz_path, None, f"no member {member!r} (needed for {set_name})")
+                texts.append(archive.extractfile(member).read().decode("utf-8"))
+            for docid, pairs in align_wmt_sgm(texts[0], texts[1], f"{tgz_path}:{source_member}",
+                                              f"{tgz_path}:{reference_member}"):
+                out.append((set_name, docid, pairs))
+    return out
+
+
+# ---------------------------------------------------------------- packing
+
+@dataclass
+class TranslationDocument:
+    id: str
+    corpus: str
+    doc: str
+    pairs: list[ParallelPair]
+    n_source_tokens: int
+
+    @property
+    def source(self) -> str:
+        return " ".join(p.en for p in self.pairs)
+
+    @property
+    def target(self) -> str:
+        return join_chinese([p.zh for p in self.pairs])
+
+    def row(self) -> dict:
+        return {"id": self.id, "source": self.source, "target": self.target}
+
+
+def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
+                      count_tokens: Callable[[Sequence[str]], list[int]], max_tokens: int,
+                      stats: TranslationStats | None = None) -> list[TranslationDocument]:
+    """Pack each stream ``(corpus, doc, pairs)`` into documents of <= ``max_tokens`` English subwords."""
+    stats = stats if stats is not None else TranslationStats()
+    documents: list[TranslationDocument] = []
+    skipped_here = 0
+    for number, (corpus, doc, pairs) in enumerate(tqdm(streams, desc="packing MT documents", leave=False)):
+        stats.streams += 1
+        stats.pairs += len(pairs)
+        if not pairs:
+            continue
+        english = [p.en for p in pairs]
+        groups, skipped = pack_lengths(count_tokens(english), max_tokens)
+        stats.skipped_long_pairs += len(skipped)
+        skipped_here += len(skipped)
+        groups = enforce_limit(groups, lambda gs: count_tokens([" ".join(english[i] for i in g) for g in gs]),
+                               max_tokens)
+        totals = count_tokens([" ".join(english[i] for i in g) for g in groups])
+        for k, (group, total) in enumerate(zip(groups, totals)):
+            documents.append(TranslationDocument(f"{corpus}/{number:04d}-{slug(doc)}/{k:03d}", corpus, doc,
+                                                 [pairs[i] for i in group], total))
+            stats.source_tokens.append(total)
+    stats.documents += len(documents)
+    if skipped_here:
+        log.warning("skipped %d pairs whose English side is longer than %d subwords (never truncated)",
+                    skipped_here, max_tokens)
+    return documents
+
+
+def debian_reference_streams(pairs_path: str | os.PathLike,
+                             corpus: str = "debian-reference") -> list[tuple[str, str, list[ParallelPair]]]:
+    """One stream per chapter of the Debian Reference pairs, in book order."""
+    streams: dict[str, list[ParallelPair]] = {}
+    for pair in read_debian_reference_pairs(pairs_path):
+        streams.setdefault(pair.doc, []).append(pair)
+    return [(corpus, doc, pairs) for doc, pairs in streams.items()]
+
+
+def build_translation_corpus_debian(pairs_path: str | os.PathLike, tokenizer, max_tokens: int = 128, *,
+                                    dev_size: int | None = None, dev_fraction: float | None = None,
+                                    seed: int = 0, max_documents: int | None = None,
+                                    stats: TranslationStats | None = None) -> tuple[list[dict], list[dict]]:
+    """MT rows ``(train, dev)`` from the Debian Reference pairs (demo scale)."""
+    stats = stats if stats is not None else TranslationStats()
+    documents = pack_pair_streams(debian_reference_streams(pairs_path), TokenCounter(tokenizer), max_tokens, stats)
+    train, dev = deterministic_split(documents, [d.id for d in documents], dev_size=dev_size,
+                                     dev_fraction=dev_fraction, seed=seed, max_documents=max_documents)
+    log.info("translation corpus (debian_reference): %s; %d train / %d dev documents",
+             stats.summary(), len(train), len(dev))
+    return [d.row() for d in train], [d.row() for d in dev]
+
+
+def build_translation_corpus_wmt(train_path: str | os.PathLike, dev_path: str | os.PathLike, tokenizer,
+                                 max_tokens: int = 128, *, max_documents: int | None = None,
+                                 dev_size: int | None = None, seed: int = 0,
+                                 stats: TranslationStats | None = None) -> tuple[list[dict], list[dict]]:
+    """MT rows ``(train, dev)`` from News Commentary v14 en-zh and the WMT19 dev tarball (paper scale).
+
+    ``max_documents`` caps the training documents and ``dev_size`` the dev documents
+    (both chosen by hash order, kept in file order); ``None`` keeps all.
+    """
+    stats = stats if stats is not None else TranslationStats()
+    count = TokenCounter(tokenizer)
+    train_streams = (("news-commentary-v14", doc, pairs) for doc, pairs in read_news_commentary_tsv(train_path, stats))
+    train_docs = pack_pair_streams(train_streams, count, max_tokens, stats)
+    dev_docs = pack_pair_streams(((f"wmt19-dev-{name}", docid, pairs) for name, docid, pairs in read_wmt19_dev(dev_path)),
+                                 count, max_tokens, stats)
+    train, _ = deterministic_split(train_docs, [d.id for d in train_docs], dev_size=0, seed=seed,
+                                   max_documents=max_documents)
+    dev, _ = deterministic_split(dev_docs, [d.id for d in dev_docs], dev_size=0, seed=seed, max_documents=dev_size)
+    log.info("translation corpus (wmt19_enzh): %s; %d train / %d dev documents", stats.summary(), len(train), len(dev))
+    return [d.row() for d in train], [d.row() for d in dev]

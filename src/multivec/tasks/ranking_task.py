@@ -1,0 +1,162 @@
+"""The ranking-task folder shared by Table 2's two tasks (NUGGET §6.1, Appendix A).
+
+Exactly the NUGGET release's format (github.com/hiaoxui/nugget-data):
+
+- ``docs.txt``: ``id<TAB>text`` a line;
+- ``task.jsonl``: one query a line: ``source`` (document id), ``candidates`` (20 document
+  ids) and ``answer`` (index of the right candidate in ``candidates``).
+
+``RankingTask.load`` checks what the evaluation relies on and names file:line on failure:
+every id exists in ``docs.txt``, ``answer`` is an index into ``candidates``, no candidate
+is listed twice, no document id is defined twice.
+
+Empty documents: the released PI dev set has two (``L873`` and ``L874``, query documents
+whose reference side is empty). They are kept as empty strings by default, so the set
+still has its 1024 queries, and a warning lists them; ``on_empty="error"`` refuses them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from multivec.io import MalformedInputError, iter_lines, read_jsonl, write_docs_tsv, write_jsonl
+
+log = logging.getLogger(__name__)
+
+DOCS_FILE = "docs.txt"
+TASK_FILE = "task.jsonl"
+
+
+@dataclass
+class RankingQuery:
+    source: str
+    candidates: list[str]
+    answer: int
+
+    @property
+    def answer_id(self) -> str:
+        return self.candidates[self.answer]
+
+    def to_row(self) -> dict[str, Any]:
+        return {"source": self.source, "candidates": list(self.candidates), "answer": int(self.answer)}
+
+
+@dataclass
+class RankingTask:
+    documents: dict[str, str]
+    queries: list[RankingQuery]
+    empty_document_ids: list[str] = field(default_factory=list)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.queries)
+
+    def used_document_ids(self) -> list[str]:
+        """Every id a query refers to (sources first, then candidates), each once."""
+        seen: dict[str, None] = {}
+        for query in self.queries:
+            seen.setdefault(query.source)
+        for query in self.queries:
+            for candidate in query.candidates:
+                seen.setdefault(candidate)
+        return list(seen)
+
+    def first(self, n_queries: int) -> "RankingTask":
+        """The task cut to its first ``n_queries`` queries (smaller runs of a released set)."""
+        if n_queries > len(self.queries):
+            raise ValueError(f"asked for {n_queries} queries but the task has {len(self.queries)}")
+        queries = self.queries[:n_queries]
+        kept = RankingTask(self.documents, queries).used_document_ids()
+        return RankingTask({i: self.documents[i] for i in kept}, queries,
+                           [i for i in self.empty_document_ids if i in set(kept)])
+
+    def validate(self, where: str = "task") -> None:
+        for number, query in enumerate(self.queries, start=1):
+            _check_query(query, self.documents, where, number)
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, on_empty: str = "keep") -> "RankingTask":
+        """Read and validate ``docs.txt`` + ``task.jsonl`` from ``folder``.
+
+        ``on_empty``: ``"keep"`` (default) keeps empty documents as ``""`` and logs their ids;
+        ``"error"`` raises on the first one.
+        """
+        if on_empty not in ("keep", "error"):
+            raise ValueError(f"on_empty must be 'keep' or 'error', not {on_empty!r}")
+        folder = Path(folder)
+        docs_path, task_path = folder / DOCS_FILE, folder / TASK_FILE
+        for path in (docs_path, task_path):
+            if not path.is_file():
+                raise FileNotFoundError(f"ranking task folder {folder} has no {path.name}")
+        documents, empty = _read_documents(docs_path, on_empty)
+        queries = []
+        line_of_row = _jsonl_line_numbers(task_path)
+        for row, number in zip(read_jsonl(task_path), line_of_row):
+            missing = {"source", "candidates", "answer"} - set(row)
+            if missing:
+                raise MalformedInputError(task_path, number, f"missing field(s) {sorted(missing)}")
+            if not isinstance(row["candidates"], list) or not isinstance(row["answer"], int):
+                raise MalformedInputError(task_path, number, "candidates must be a list and answer an integer")
+            query = RankingQuery(str(row["source"]), [str(c) for c in row["candidates"]], row["answer"])
+            _check_query(query, documents, task_path, number)
+            queries.append(query)
+        if not queries:
+            raise MalformedInputError(task_path, None, "no queries")
+        if empty:
+            log.warning("%s: %d empty document(s) kept as empty text: %s", docs_path, len(empty), ", ".join(empty))
+        return cls(documents, queries, empty)
+
+    def save(self, folder: str | os.PathLike) -> None:
+        """Write ``docs.txt`` (only the documents the queries use) and ``task.jsonl``."""
+        self.validate()
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_docs_tsv(folder / DOCS_FILE, {i: self.documents[i] for i in self.used_document_ids()})
+        write_jsonl(folder / TASK_FILE, (q.to_row() for q in self.queries))
+
+
+def _check_query(query: RankingQuery, documents: dict[str, str], where, number: int) -> None:
+    def fail(what: str):
+        raise MalformedInputError(where, number, what)
+
+    if query.source not in documents:
+        fail(f"source {query.source!r} is not in {DOCS_FILE}")
+    if not query.candidates:
+        fail("no candidates")
+    for candidate in query.candidates:
+        if candidate not in documents:
+            fail(f"candidate {candidate!r} is not in {DOCS_FILE}")
+    if len(set(query.candidates)) != len(query.candidates):
+        duplicates = sorted({c for c in query.candidates if query.candidates.count(c) > 1})
+        fail(f"duplicate candidate(s) {duplicates}")
+    if not 0 <= query.answer < len(query.candidates):
+        fail(f"answer {query.answer} is not an index into {len(query.candidates)} candidates")
+
+
+def _read_documents(path: Path, on_empty: str) -> tuple[dict[str, str], list[str]]:
+    documents: dict[str, str] = {}
+    empty: list[str] = []
+    for number, text in iter_lines(path):
+        if not text.strip():
+            continue
+        if "\t" not in text:
+            raise MalformedInputError(path, number, "expected 'id<TAB>text'")
+        doc_id, body = text.split("\t", 1)
+        if doc_id in documents:
+            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
+        if not body.strip():
+            if on_empty == "error":
+                raise MalformedInputError(path, number, f"empty document {doc_id!r}")
+            empty.append(doc_id)
+            body = ""
+        documents[doc_id] = body
+    return documents, empty
+
+
+def _jsonl_line_numbers(path: Path) -> list[int]:
+    """1-based line numbers of the non-blank lines, matching ``read_jsonl``'s rows."""
+    return [number for number, text in iter_lines(path) if text.strip()]

@@ -1,0 +1,180 @@
+"""``python -m multivec inspect``: every artifact type is recognised and summarised."""
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from multivec.__main__ import main
+from multivec.encodings import write_encodings
+from multivec.inspect import ARTIFACT_TYPES, InspectError, detect, inspect_path, length_summary, text_field_stats
+from multivec.io import write_docs_tsv, write_json, write_jsonl
+
+
+def run(path, n=2, tokenizer=None):
+    out = io.StringIO()
+    kind = inspect_path(path, n=n, out=out, tokenizer=tokenizer)
+    return kind, out.getvalue()
+
+
+def test_length_summary_and_text_field_stats():
+    assert length_summary([1, 2, 3, 4, 100]) == {"n": 5, "min": 1, "mean": 22.0, "median": 3, "p95": 100, "max": 100}
+    assert length_summary([])["n"] == 0
+    stats = text_field_stats([{"id": "a", "source": "one two", "n": 3}, {"id": "b", "source": "three"}])
+    assert list(stats) == ["source"]
+    assert stats["source"]["whitespace_tokens"]["max"] == 2
+
+
+def test_corpus_jsonl(tmp_path):
+    ae = tmp_path / "ae.jsonl"
+    write_jsonl(ae, [{"id": f"d{i}", "source": f"text number {i} .", "target": f"text number {i} ."} for i in range(5)])
+    kind, text = run(ae)
+    assert kind == "corpus" and "rows: 5" in text and "autoencoding" in text
+    assert "source whitespace_tokens: n=5  min=4" in text and "d0" in text and "text number 0" in text
+    mt = tmp_path / "mt.jsonl"
+    write_jsonl(mt, [{"id": "m0", "source": "Hello world.", "target": "你好，世界。"}])
+    kind, text = run(mt, tokenizer="minilm")
+    assert "translation (English -> Chinese)" in text and "target: 你好，世界。" in text
+    assert "source subwords: n=1  min=3" in text
+
+
+@pytest.fixture
+def task_folder(tmp_path):
+    folder = tmp_path / "task"
+    write_docs_tsv(folder / "docs.txt", {"q1": "what is a lobster", "a1": "a lobster is a crustacean",
+                                         "n1": "the weather is nice", "q2": "who wrote it", "a2": "someone did"})
+    write_jsonl(folder / "task.jsonl", [{"source": "q1", "candidates": ["n1", "a1"], "answer": 1},
+                                        {"source": "q2", "candidates": ["a2", "n1"], "answer": 0}])
+    return folder
+
+
+def test_ranking_task_folder(task_folder):
+    kind, text = run(task_folder)
+    assert kind == "ranking task" and "queries: 2" in text and "documents: 5" in text
+    assert "query q1: what is a lobster" in text and "answer a1: a lobster is a crustacean" in text
+    assert "negative n1: the weather is nice" in text
+    kind, text = run(task_folder / "task.jsonl")
+    assert kind == "ranking task file" and "queries: 2" in text
+
+
+def test_docs_txt_with_empty_document_is_reported(task_folder):
+    with open(task_folder / "docs.txt", "a", encoding="utf-8") as handle:
+        handle.write("e1\t\n")
+    kind, text = run(task_folder / "docs.txt")
+    assert kind == "documents tsv" and "1 empty documents" in text and "documents: 5" in text
+
+
+def test_rankings_jsonl(tmp_path):
+    path = tmp_path / "rankings.jsonl"
+    write_jsonl(path, [
+        {"source": "q1", "candidates": ["a", "b", "c"], "scores": [0.9, 0.1, 0.2], "answer": 0, "predicted": 0,
+         "rank_of_answer": 1},
+        {"source": "q2", "candidates": ["a", "b", "c"], "scores": [0.3, 0.8, 0.5], "answer": 2, "predicted": 1,
+         "rank_of_answer": 2},
+        # A tie counts against the answer, as in the tables' MRR.
+        {"source": "q3", "candidates": ["a", "b", "c"], "scores": [0.5, 0.5, 0.1], "answer": 0, "predicted": 1,
+         "rank_of_answer": 2},
+    ])
+    kind, text = run(path)
+    assert kind == "rankings" and "queries: 3" in text
+    assert "MRR: 66.67" in text and "accuracy@1: 33.33" in text
+    assert "query q2: answer c (score 0.5000, rank 2); winner b (score 0.8000)" in text
+    assert "winner a (score 0.9000) = answer" in text
+
+
+def test_encodings_folder(tmp_path):
+    folder = tmp_path / "enc"
+    rng = np.random.default_rng(0)
+    write_encodings(folder, ["d1", "d2", "d3"], [rng.normal(size=(k, 4)) for k in (2, 3, 1)],
+                    documents=[{"nugget_tokens": ["the", "lobster"]}, {"nugget_tokens": ["a", "b", "c"]},
+                               {"nugget_tokens": ["x"]}],
+                    info={"encoder": "nugget", "ratio": 0.25})
+    kind, text = run(folder)
+    assert kind == "encodings" and "documents: 3  vectors: 6 x 4" in text
+    assert "vectors per document: n=3  min=1  mean=2" in text and "encoder=nugget" in text
+    assert "d1: 2 vectors; nugget tokens: the lobster" in text
+
+
+def test_model_folder(tmp_path):
+    from safetensors.numpy import save_file
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    save_file({"a.weight": np.zeros((4, 8), np.float32), "a.bias": np.zeros(8, np.float32)},
+              str(folder / "model.safetensors"))
+    write_json(folder / "config.json", {"model_type": "bert", "hidden_size": 8, "num_hidden_layers": 2,
+                                        "nugget_ratio": 0.25, "scorer_layer": 3, "id2label": {"0": "x"}})
+    write_json(folder / "training_summary.json", {"steps": 120, "best_dev_loss": 1.23, "minutes": 4.5})
+    (folder / "metrics.csv").write_text("step,split,loss\n40,dev,2.0\n80,dev,1.5\n120,dev,1.23\n")
+    kind, text = run(folder)
+    assert kind == "model" and "parameters: 40 in 2 tensors" in text
+    assert "model_type=bert" in text and "nugget_ratio=0.25" in text and "scorer_layer=3" in text
+    assert "steps: 120" in text and "metrics.csv: 3 rows x 3 columns" in text and "1.23" in text
+
+
+def test_csv_and_benchmark_tables(tmp_path):
+    table = tmp_path / "table2.csv"
+    table.write_text("row,pi,rr\nnugget_ae_r0.25,41.2,55.0\nmean_pooled,30.1,44.4\n")
+    kind, text = run(table)
+    assert kind == "csv table" and "shape: 2 rows x 3 columns" in text and "nugget_ae_r0.25" in text
+    bench = tmp_path / "bench.tsv"
+    bench.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                     "12.5\t0:00:12\t512.3\t900.1\t400.0\t420.0\t1.0\t2.0\t95.0\t11.9\n")
+    kind, text = run(bench)
+    assert kind == "snakemake benchmark" and "runs: 1" in text and "mean=12.50" in text and "512.3" in text
+
+
+def test_tab_separated_files(tmp_path):
+    table = tmp_path / "scores.tsv"
+    table.write_text('name\tscore\n"quoted\t1.5\nplain\t2.0\n')
+    kind, text = run(table)
+    assert kind == "tsv" and "shape: 2 rows x 2 columns" in text and '"quoted' in text
+    ragged = tmp_path / "parabank.tsv"
+    ragged.write_text("a sentence .\tparaphrase one .\tparaphrase two .\nanother .\tonly one .\n")
+    kind, text = run(ragged)
+    assert kind == "tsv" and "ragged rows: 2 non-blank lines" in text and "min=2" in text
+    assert "a sentence . | paraphrase one . | paraphrase two ." in text
+
+
+def test_text_and_json(tmp_path):
+    raw = tmp_path / "notes.txt"
+    raw.write_text(" = Title = \n\n first line of text \nsecond line\n", encoding="utf-8")
+    kind, text = run(raw)
+    assert kind == "text" and "lines: 4 (3 non-blank)" in text and "first line of text" in text
+    data = tmp_path / "info.json"
+    write_json(data, {"n_documents": 3, "encoder": "nugget"})
+    kind, text = run(data)
+    assert kind == "json" and "object with 2 keys" in text and "encoder" in text
+    array = tmp_path / "list.json"
+    write_json(array, [{"a": 1}, {"a": 2}, {"a": 3}])
+    assert "array of 3 items" in run(array)[1]
+
+
+def test_unknown_artifact_lists_supported_types(tmp_path):
+    odd = tmp_path / "weights.bin"
+    odd.write_bytes(b"\0\1")
+    with pytest.raises(InspectError) as info:
+        detect(odd)
+    message = str(info.value)
+    assert "not an artifact that inspect knows" in message
+    assert all(t.name in message for t in ARTIFACT_TYPES)
+
+
+def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
+    assert main(["inspect", str(tmp_path / "absent.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no such file" in err and "Traceback" not in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "source": "x", "target": "x"}\n{oops\n')
+    assert main(["inspect", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {bad}:2: JSONL line does not parse: Expecting property name enclosed in double quotes (column 2)"
+
+
+def test_module_entry_point(task_folder):
+    result = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(task_folder), "--n", "1"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "ranking task" in result.stdout and "queries: 2" in result.stdout

@@ -1,0 +1,70 @@
+"""Checked IO: malformed input names file and line; documented skips log their count."""
+
+import logging
+
+import pytest
+
+from multivec.io import (MalformedInputError, iter_lines, read_docs_tsv, read_jsonl, write_docs_tsv,
+                         write_jsonl)
+
+
+def test_non_utf8_line_names_file_and_line(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_bytes(b"fine\nalso fine\n\xff\xfe broken\n")
+    with pytest.raises(MalformedInputError, match=r"text\.txt:3: not valid UTF-8") as info:
+        list(iter_lines(path))
+    assert info.value.line == 3 and info.value.path == str(path)
+
+
+def test_bad_jsonl_line_names_file_and_line(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": 2,}\n', encoding="utf-8")
+    with pytest.raises(MalformedInputError, match=r"rows\.jsonl:3: JSONL line does not parse"):
+        read_jsonl(path)
+
+
+def test_jsonl_line_that_is_not_an_object(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(MalformedInputError, match=r"rows\.jsonl:2: expected a JSON object, got list"):
+        read_jsonl(path)
+
+
+def test_jsonl_round_trip_keeps_unicode(tmp_path):
+    rows = [{"id": "a", "text": "目录"}, {"id": "b", "text": "x\ty"}]
+    assert write_jsonl(tmp_path / "out" / "rows.jsonl", rows) == 2
+    assert read_jsonl(tmp_path / "out" / "rows.jsonl") == rows
+    assert "目录" in (tmp_path / "out" / "rows.jsonl").read_text(encoding="utf-8")
+
+
+def test_empty_document_names_file_and_line(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("d1\tsome text\nd2\t   \nd3\tmore\n", encoding="utf-8")
+    with pytest.raises(MalformedInputError, match=r"docs\.txt:2: empty document 'd2'"):
+        read_docs_tsv(path)
+
+
+def test_empty_documents_skipped_with_logged_count(tmp_path, caplog):
+    path = tmp_path / "docs.txt"
+    path.write_text("d1\tsome text\nd2\t\nd3\tmore\nd4\t \n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="multivec.io"):
+        docs = read_docs_tsv(path, on_empty="skip")
+    assert docs == {"d1": "some text", "d3": "more"}
+    assert "skipped 2 empty documents" in caplog.text
+
+
+def test_docs_tsv_missing_tab_and_duplicate_id(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("d1\ttext\nno tab here\n", encoding="utf-8")
+    with pytest.raises(MalformedInputError, match=r"docs\.txt:2: expected 'id<TAB>text'"):
+        read_docs_tsv(path)
+    path.write_text("d1\ttext\nd1\tagain\n", encoding="utf-8")
+    with pytest.raises(MalformedInputError, match=r"docs\.txt:2: duplicate document id 'd1'"):
+        read_docs_tsv(path)
+    with pytest.raises(ValueError, match="on_empty"):
+        read_docs_tsv(path, on_empty="ignore")
+
+
+def test_docs_tsv_round_trip_flattens_whitespace(tmp_path):
+    write_docs_tsv(tmp_path / "docs.txt", {"a": "two\nlines\tand tab", "b": "plain"})
+    assert read_docs_tsv(tmp_path / "docs.txt") == {"a": "two lines and tab", "b": "plain"}
