@@ -65,14 +65,34 @@ def trained_row_names():
     return [name for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS]
 
 
+BASE_ENCODINGS = "base_encoder"  # the untrained base encoder's token states, shared by its rows
+
+
+def encodings_dir(row_name, task):
+    """A trained row has its own encodings; ColBART and mean-pooled rows share the base encoder's."""
+    encoder = row_name if ROWS[row_name]["kind"] in TRAINED_KINDS else BASE_ENCODINGS
+    return f"data/encodings/{encoder}/{task}"
+
+
 def evaluation_inputs(wildcards):
-    """A row's evaluation needs its task and, for trained rows, its model."""
+    """A row's ranking needs the task and, unless it is BM25, the row's encodings."""
     inputs = {
         "docs": f"{task_dir(wildcards.task)}/docs.txt",
         "task": f"{task_dir(wildcards.task)}/task.jsonl",
     }
-    if ROWS[wildcards.row]["kind"] in TRAINED_KINDS:
-        inputs.update(model_files(wildcards.row))
+    if ROWS[wildcards.row]["kind"] != "bm25":
+        inputs["encodings"] = encodings_dir(wildcards.row, wildcards.task)
+    return inputs
+
+
+def encoding_inputs(wildcards):
+    """Encoding a task needs the task and, for a trained row, its model."""
+    inputs = {
+        "docs": f"{task_dir(wildcards.task)}/docs.txt",
+        "task": f"{task_dir(wildcards.task)}/task.jsonl",
+    }
+    if wildcards.encoder != BASE_ENCODINGS:
+        inputs.update(model_files(wildcards.encoder))
     return inputs
 
 
@@ -129,14 +149,12 @@ def rr_task_inputs(wildcards):
 
 def nugget_model_config(objective, ratio):
     """NuggetConfig fields for one NUGGET row: the shared `nugget` block + objective and ratio."""
-    settings = dict(config["nugget"])
-    tgt_lang_mt = settings.pop("tgt_lang_mt", "zh_CN")
-    settings.update(objective=objective, ratio=ratio, seed=config["seed"])
-    if settings["architecture"] == "mbart":
-        settings["tgt_lang"] = tgt_lang_mt if objective == "mt" else settings.get("src_lang", "en_XX")
-    else:
-        settings.pop("src_lang", None)
-    return settings
+    return {**config["nugget"], "objective": objective, "ratio": ratio, "seed": config["seed"]}
+
+
+def train_config():
+    """TrainConfig fields: the `train` block with the run's seed."""
+    return {**config["train"], "seed": config["seed"]}
 
 
 def tsdae_model_config(objective):
@@ -147,5 +165,5 @@ def tsdae_model_config(objective):
     return settings
 
 
-VECTOR_ROW_PATTERN = "|".join(re.escape(n) for n, r in ROWS.items() if r["kind"] != "bm25") or "^$"
-BM25_ROW_PATTERN = "|".join(re.escape(n) for n, r in ROWS.items() if r["kind"] == "bm25") or "^$"
+ENCODER_PATTERN = "|".join(re.escape(n) for n in [BASE_ENCODINGS, *trained_row_names()])
+ROW_PATTERN = "|".join(re.escape(n) for n in ROWS)

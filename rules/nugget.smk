@@ -13,7 +13,7 @@ rule train_nugget:
         metrics="models/nugget/{objective}_r{ratio}/metrics.csv",
     params:
         model=lambda wc: nugget_model_config(wc.objective, float(wc.ratio)),
-        train=config["train"],
+        train=train_config(),
     log:
         "logs/train/nugget_{objective}_r{ratio}.log",
     benchmark:
@@ -43,7 +43,7 @@ rule train_tsdae:
         metrics="models/tsdae/{objective}/metrics.csv",
     params:
         model=lambda wc: tsdae_model_config(wc.objective),
-        train=config["train"],
+        train=train_config(),
     log:
         "logs/train/tsdae_{objective}.log",
     benchmark:

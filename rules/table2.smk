@@ -51,47 +51,49 @@ rule rr_task:
         "../workflow/scripts/rr_task.py"
 
 
-rule evaluate_bm25:
-    # BM25 itself as a reference row: the query document against its 20 candidates.
+rule encode_task:
+    # Every document of a task through one encoder: a trained row's model, or the base encoder.
     input:
-        docs=f"{task_dir('{task}')}/docs.txt",
-        task=f"{task_dir('{task}')}/task.jsonl",
+        unpack(encoding_inputs),
     output:
-        metrics="results/table2/{row}/{task}.json",
-        rankings="results/table2/{row}/{task}.rankings.jsonl",
+        directory("data/encodings/{encoder}/{task}"),
+    params:
+        base_encoder=config["base_encoder"],
+        max_tokens=config["table2"]["max_tokens"],
+        batch_size=config["table2"]["encode_batch_size"],
     log:
-        "logs/evaluate/{row}/{task}.log",
+        "logs/encode/{encoder}/{task}.log",
     benchmark:
-        "benchmarks/rules/evaluate/{row}/{task}.tsv"
+        "benchmarks/rules/encode/{encoder}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
-        row=BM25_ROW_PATTERN,
+        encoder=ENCODER_PATTERN,
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
     conda:
         "../envs/eval.yaml"
     script:
-        "../workflow/scripts/evaluate_bm25.py"
+        "../workflow/scripts/encode_task.py"
 
 
 rule evaluate_ranking:
-    # Encode every document of a task with a row's encoder, then rank the candidates.
+    # Rank each query's 20 candidates: MaxSim-mean or cosine of a row's vectors, or BM25.
     input:
         unpack(evaluation_inputs),
     output:
         metrics="results/table2/{row}/{task}.json",
         rankings="results/table2/{row}/{task}.rankings.jsonl",
-        encodings=directory("data/encodings/{row}/{task}"),
     params:
         row=lambda wc: ROWS[wc.row],
-        base_encoder=config["base_encoder"],
-        max_tokens=config["table2"]["max_tokens"],
-        batch_size=config["table2"]["encode_batch_size"],
     log:
         "logs/evaluate/{row}/{task}.log",
     benchmark:
         "benchmarks/rules/evaluate/{row}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
-        row=VECTOR_ROW_PATTERN,
+        row=ROW_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],

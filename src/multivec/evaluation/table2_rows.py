@@ -5,7 +5,9 @@ Row kinds (config ``table2.rows``):
 - ``nugget``: a trained NUGGET model; its nuggets, scored with MaxSim-mean (eq. 10);
 - ``tsdae``: a trained TSDAE model (one mean-pooled vector); cosine;
 - ``token_states``: ColBART — every last-layer token state of the untrained base encoder; MaxSim-mean;
-- ``mean_pooled``: the untrained base sentence encoder, mean-pooled as sentence-transformers does; cosine;
+- ``mean_pooled``: the untrained base sentence encoder, mean-pooled as sentence-transformers does; cosine.
+  Both read the same base-encoder token states (``BASE_ENCODINGS``): the mean is taken at scoring time,
+  so the base encoder runs once per task;
 - ``bm25``: BM25 with the query document as query; no vectors.
 """
 
@@ -14,45 +16,50 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from multivec.encodings import read_encodings
+from multivec.encodings import Encodings, read_encodings
 from multivec.evaluation.ranking_evaluation import RankingResult, evaluate_with_bm25, evaluate_with_encodings
 from multivec.tasks.ranking_task import RankingTask
 
 DISPLAY_NAMES = {"nugget": "NUGGET", "tsdae": "TSDAE", "token_states": "ColBART", "mean_pooled": "mean-pooled",
                  "bm25": "BM25"}
 SIMILARITY = {"nugget": "maxsim_mean", "tsdae": "cosine", "token_states": "maxsim_mean", "mean_pooled": "cosine"}
+BASE_ENCODINGS = "base_encoder"  # encodings name of the untrained base encoder's token states
 
 
-def write_row_encodings(row: dict[str, Any], task: RankingTask, out_dir: str | os.PathLike, *,
-                        base_encoder: str, model_dir: str | None, max_tokens: int, batch_size: int) -> None:
-    """Encode every document the task uses with the row's encoder into an encodings artifact."""
+def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,
+                         base_encoder: str, max_tokens: int, batch_size: int) -> None:
+    """Encode every document the task uses: with a trained NUGGET/TSDAE model (``model_dir``), or
+    else the base encoder's token states."""
     ids = task.used_document_ids()
-    documents = {doc_id: task.documents[doc_id] for doc_id in ids}
-    kind = row["kind"]
-    if kind in ("nugget", "tsdae"):
+    texts = [task.documents[doc_id] for doc_id in ids]
+    if model_dir is not None:
         from multivec.nugget.encoding import write_nugget_encodings
         from multivec.nugget.modeling import NuggetModel
 
-        if model_dir is None:
-            raise ValueError(f"row {row['name']!r} ({kind}) needs a trained model folder")
         model = NuggetModel.from_pretrained(model_dir)
-        write_nugget_encodings(out_dir, ids, [documents[i] for i in ids], model, batch_size=batch_size,
-                               max_length=max_tokens, info={"row": row["name"], "model_dir": str(model_dir)})
-    elif kind in ("token_states", "mean_pooled"):
+        write_nugget_encodings(out_dir, ids, texts, model, batch_size=batch_size, max_tokens=max_tokens,
+                               info={"model_dir": str(model_dir)})
+    else:
         from multivec.baselines.base_encoder import write_baseline_encodings
 
-        pooling = "tokens" if kind == "token_states" else "mean"
-        write_baseline_encodings(base_encoder, documents, out_dir, pooling=pooling, max_length=max_tokens,
-                                 batch_size=batch_size)
-    else:
-        raise ValueError(f"row {row['name']!r}: kind {kind!r} has no encoder")
+        write_baseline_encodings(base_encoder, dict(zip(ids, texts)), out_dir, pooling="tokens",
+                                 max_length=max_tokens, batch_size=batch_size)
+
+
+def row_encodings(row: dict[str, Any], encodings_dir: str | os.PathLike) -> Encodings:
+    """The vectors a row scores with: its own, or for ``mean_pooled`` the mean of the base token states."""
+    encodings = read_encodings(encodings_dir)
+    if row["kind"] == "mean_pooled":
+        # Mean over every token state, specials included, as sentence-transformers' mean pooling.
+        encodings.vectors = [v.mean(axis=0, keepdims=True) for v in encodings.vectors]
+    return encodings
 
 
 def evaluate_row(row: dict[str, Any], task: RankingTask, encodings_dir: str | os.PathLike | None) -> RankingResult:
     """MRR×100 and per-query rankings of one row on one task."""
     if row["kind"] == "bm25":
         return evaluate_with_bm25(task)
-    return evaluate_with_encodings(task, read_encodings(encodings_dir), SIMILARITY[row["kind"]])
+    return evaluate_with_encodings(task, row_encodings(row, encodings_dir), SIMILARITY[row["kind"]])
 
 
 def row_metrics(row: dict[str, Any], task_name: str, result: RankingResult,
@@ -60,8 +67,8 @@ def row_metrics(row: dict[str, Any], task_name: str, result: RankingResult,
     """The ``results/table2/<row>/<task>.json`` record."""
     metrics = {"row": row["name"], "task": task_name, **result.summary()}
     if encodings_dir is not None:
-        encodings = read_encodings(encodings_dir)
-        metrics["vectors_per_doc"] = sum(len(v) for v in encodings.vectors) / len(encodings.vectors)
+        vectors = row_encodings(row, encodings_dir).vectors
+        metrics["vectors_per_doc"] = sum(len(v) for v in vectors) / len(vectors)
     return metrics
 
 

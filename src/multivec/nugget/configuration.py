@@ -1,0 +1,107 @@
+"""NUGGET model configuration (Qin & Van Durme, ICML 2023, §3 and §4 set-up).
+
+One dataclass holds every hyperparameter of the encoder-decoder: which pretrained encoder,
+which decoder, the compression ratio r (§3.1, k = ceil(n·r)), the scorer layer l (§3.1),
+nugget feedback (§3.3, eq. 7-8), the residual connection (§3.2, eq. 5), rule-based selectors
+used for ablations, and the TSDAE-style mean bottleneck baseline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+ARCHITECTURES = ("bert_decoder", "mbart")
+OBJECTIVES = ("ae", "mt")
+SELECTORS = ("learned", "chunking", "sentence_boundary")
+BOTTLENECKS = ("nuggets", "mean")
+TARGET_TOKENIZERS = ("bpe", "source")
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the key."""
+
+
+def _from_dict(cls, data: dict[str, Any], what: str):
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"unknown {what} key(s): {', '.join(unknown)}; known keys: {', '.join(sorted(names))}")
+    return cls(**data)
+
+
+@dataclass
+class NuggetConfig:
+    # Pretrained encoder: "minilm", "tiny-random-bert", "tiny-random-mbart", a folder or a hub id.
+    encoder: str = "minilm"
+    # "bert_decoder": a BERT-style encoder + a small decoder trained from scratch (demo/smoke scale);
+    # "mbart": mBART's own encoder (with NUGGET hooks) and its own pretrained decoder (paper scale).
+    architecture: str = "bert_decoder"
+    objective: str = "ae"  # "ae": reconstruct the source; "mt": translate it
+    ratio: float = 0.1  # r: k = ceil(n·r) nuggets for n real source tokens
+    scorer_layer: int = 3  # l: the scorer reads layer l's states (0 = embedding output); layers <= l are frozen
+    feedback: bool = True  # eq. 7-8: type embeddings e^n / e^o added after layer l
+    residual: bool = True  # eq. 5: scores added to every cross-attention logit
+    selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary"
+    bottleneck: str = "nuggets"  # "nuggets" | "mean" (TSDAE baseline: one mean-pooled vector)
+    noise_deletion: float = 0.0  # probability of deleting each non-special source token while training
+    max_source_tokens: int = 128
+    max_target_tokens: int = 128
+    # Decoder trained from scratch (architecture "bert_decoder"); its width is the encoder's width.
+    decoder_layers: int = 2
+    decoder_heads: int = 6
+    decoder_ffn: int = 1536
+    decoder_dropout: float = 0.1
+    # Target vocabulary: "bpe" trains a byte-level BPE on the training targets; "source" reuses the
+    # encoder's tokenizer (required for "mbart", whose pretrained decoder has that vocabulary).
+    target_tokenizer: str = "bpe"
+    target_vocab_size: int = 8000
+    src_lang: str = "en_XX"  # mBART-50 language codes (ignored by tokenizers without languages)
+    tgt_lang: str | None = None  # None: src_lang for "ae", "zh_CN" for "mt"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.tgt_lang is None:
+            self.tgt_lang = self.src_lang if self.objective == "ae" else "zh_CN"
+        self.validate()
+
+    def validate(self) -> None:
+        def check(ok: bool, key: str, message: str) -> None:
+            if not ok:
+                raise ConfigError(f"NuggetConfig.{key}={getattr(self, key)!r}: {message}")
+
+        check(self.architecture in ARCHITECTURES, "architecture", f"expected one of {ARCHITECTURES}")
+        check(self.objective in OBJECTIVES, "objective", f"expected one of {OBJECTIVES}")
+        check(self.selector in SELECTORS, "selector", f"expected one of {SELECTORS}")
+        check(self.bottleneck in BOTTLENECKS, "bottleneck", f"expected one of {BOTTLENECKS}")
+        check(self.target_tokenizer in TARGET_TOKENIZERS, "target_tokenizer", f"expected one of {TARGET_TOKENIZERS}")
+        check(0.0 < self.ratio <= 1.0, "ratio", "must be in (0, 1]")
+        check(self.scorer_layer >= 0, "scorer_layer", "must be >= 0")
+        check(0.0 <= self.noise_deletion < 1.0, "noise_deletion", "must be in [0, 1)")
+        check(self.max_source_tokens >= 2, "max_source_tokens", "must be >= 2")
+        check(2 <= self.max_target_tokens <= 510, "max_target_tokens", "must be in [2, 510] (decoder positions)")
+        check(self.target_vocab_size >= 300, "target_vocab_size", "must be >= 300 (256 byte symbols + specials)")
+        check(self.decoder_layers >= 1 and self.decoder_heads >= 1 and self.decoder_ffn >= 1,
+              "decoder_layers", "decoder sizes must be positive")
+        if self.architecture == "mbart":
+            check(self.target_tokenizer == "source", "target_tokenizer",
+                  "architecture 'mbart' keeps its pretrained decoder, so the target vocabulary must be 'source'")
+        if self.bottleneck == "mean":
+            check(not self.residual, "residual", "bottleneck 'mean' has no scores: set residual: false")
+            check(not self.feedback, "feedback", "bottleneck 'mean' selects no nuggets: set feedback: false")
+        elif self.selector != "learned":
+            check(not self.residual, "residual",
+                  f"selector {self.selector!r} gives no scores, so there is no residual connection: set residual: false")
+
+    @property
+    def learned_scores(self) -> bool:
+        """Whether the model has a trainable scorer (learned selector with the nugget bottleneck)."""
+        return self.bottleneck == "nuggets" and self.selector == "learned"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "NuggetConfig":
+        return _from_dict(cls, data, "NuggetConfig")

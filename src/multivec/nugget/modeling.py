@@ -1,0 +1,308 @@
+"""The NUGGET encoder-decoder (Qin & Van Durme, ICML 2023, §3).
+
+Forward pass of ``NuggetModel.encode`` for one batch:
+1. embeddings and encoder layers 1..l, frozen and run without gradient (§3.1: the scorer's features);
+2. scores s = FFN(X^(l)) (eq. 2) and selection of k = ceil(n·r) tokens (eq. 3), or a rule selector;
+3. nugget feedback (eq. 7-8): X^(l) + e^n at selected positions, + e^o elsewhere, into layer l+1;
+4. layers l+1..L (trainable); the selected rows of the last layer X, in token order, times W^V give
+   the nuggets Z (eq. 4);
+5. the decoder cross-attends to Z; s_j/sqrt(d_head) is added to every cross-attention logit of
+   nugget j (residual connection, eq. 5), the scorer's only gradient path.
+``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from multivec.io import read_json, write_json
+from multivec.nugget.configuration import NuggetConfig
+from multivec.nugget.decoder import TargetDecoder, computation_dtype
+from multivec.nugget.encoder_adapter import BertEncoderAdapter, EncoderAdapter, MBartEncoderAdapter
+from multivec.nugget.selection import NuggetScorer, RuleSelector, cross_attention_bias, select_top_k
+from multivec.nugget.target_tokenizer import TargetTokenizer
+
+log = logging.getLogger(__name__)
+
+WEIGHTS_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+BACKBONE_DIR = "backbone"
+SOURCE_TOKENIZER_DIR = "source_tokenizer"
+TARGET_TOKENIZER_DIR = "target_tokenizer"
+IGNORE_INDEX = -100
+
+
+@dataclass
+class Nuggets:
+    """Encoder output for a batch. k varies per document: ``mask`` marks real slots."""
+
+    vectors: torch.Tensor  # B × k_max × d (Z; for the mean bottleneck B × 1 × d)
+    mask: torch.Tensor  # B × k_max, bool
+    indices: torch.Tensor | None  # B × k_max source positions, ascending (None for the mean bottleneck)
+    scores: torch.Tensor | None  # B × k_max scores of the selected tokens (None without a learned scorer)
+
+
+def load_source_tokenizer(ref_or_folder: str, src_lang: str):
+    from transformers import AutoTokenizer
+
+    from multivec.resources import resolve_model
+
+    path = ref_or_folder if Path(ref_or_folder).is_dir() else resolve_model(ref_or_folder)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if hasattr(tokenizer, "src_lang"):
+        tokenizer.src_lang = src_lang  # mBART-50: sources start with the source language code
+    return tokenizer
+
+
+def _backbone(config: NuggetConfig, hf_config=None):
+    """The Hugging Face model that provides the encoder (and, for mBART, the decoder).
+
+    With ``hf_config`` the weights are random (they are loaded afterwards); else pretrained weights
+    are loaded, or a tiny random model is built for ``tiny-random-*`` references.
+    """
+    from transformers import BertModel, MBartForConditionalGeneration
+
+    from multivec.resources import is_tiny_random, resolve_model, tiny_random_config
+
+    model_class = MBartForConditionalGeneration if config.architecture == "mbart" else BertModel
+    kwargs = {"add_pooling_layer": False} if model_class is BertModel else {}
+    if hf_config is None and is_tiny_random(config.encoder):
+        hf_config = tiny_random_config(config.encoder)
+    if hf_config is not None:
+        hf_config._attn_implementation = "sdpa"
+        model = model_class(hf_config, **kwargs)
+    else:
+        model = model_class.from_pretrained(resolve_model(config.encoder), attn_implementation="sdpa", **kwargs)
+    expected = "mbart" if config.architecture == "mbart" else "bert"
+    if model.config.model_type != expected:
+        raise ValueError(f"encoder {config.encoder!r} is a {model.config.model_type!r} model, but architecture "
+                         f"{config.architecture!r} needs a {expected!r} model")
+    return model
+
+
+class NuggetModel(nn.Module):
+    def __init__(self, config: NuggetConfig, backbone: nn.Module, source_tokenizer, target_tokenizer: TargetTokenizer):
+        super().__init__()
+        self.config = config
+        self.backbone_config = backbone.config
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+
+        if config.architecture == "mbart":
+            encoder = backbone.model.encoder
+            # mBART ties encoder and decoder embeddings. The encoder's copy is frozen (frozen bottom),
+            # the decoder's stays trainable, so the encoder gets its own copy of the matrix.
+            shared = encoder.embed_tokens
+            own = type(shared)(shared.num_embeddings, shared.embedding_dim, shared.padding_idx,
+                               embed_scale=shared.embed_scale)
+            own.weight = nn.Parameter(shared.weight.detach().clone())
+            encoder.embed_tokens = own
+            self.encoder: EncoderAdapter = MBartEncoderAdapter(encoder)
+            if target_tokenizer.vocab_size > backbone.config.vocab_size:
+                raise ValueError(f"target vocabulary ({target_tokenizer.vocab_size}) exceeds mBART's "
+                                 f"({backbone.config.vocab_size})")
+            self.decoder = TargetDecoder(backbone.model.decoder, backbone.final_logits_bias)
+        else:
+            self.encoder = BertEncoderAdapter(backbone)
+            self.decoder = TargetDecoder.from_scratch(
+                self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
+                config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout)
+
+        if config.scorer_layer > self.encoder.num_layers:
+            raise ValueError(f"scorer_layer={config.scorer_layer} but the encoder has {self.encoder.num_layers} layers")
+        d = self.encoder.hidden_size
+        self.scorer = NuggetScorer(d) if config.learned_scores else None
+        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer)
+                              if config.bottleneck == "nuggets" and config.selector != "learned" else None)
+        # e^o (row 0) and e^n (row 1); zero at start so an untrained model keeps the pretrained encoder's states.
+        self.type_embedding = nn.Embedding(2, d) if config.feedback else None
+        if self.type_embedding is not None:
+            nn.init.zeros_(self.type_embedding.weight)
+        # W^V, identity at start: an untrained model's nuggets are the pretrained encoder's token states.
+        self.value_projection = None
+        if config.bottleneck == "nuggets":
+            self.value_projection = nn.Linear(d, d)
+            with torch.no_grad():
+                self.value_projection.weight.copy_(torch.eye(d))
+                self.value_projection.bias.zero_()
+
+        for module in self.frozen_modules():
+            module.requires_grad_(False)
+
+    # -- construction ----------------------------------------------------------------------------
+    @classmethod
+    def from_backbone(cls, config: NuggetConfig, target_tokenizer: TargetTokenizer | None = None) -> "NuggetModel":
+        """A new model on the pretrained encoder (and mBART decoder); new parts initialised with ``config.seed``.
+
+        ``target_tokenizer`` is required for ``target_tokenizer: bpe`` (it is trained on the data).
+        """
+        torch.manual_seed(config.seed)
+        source_tokenizer = load_source_tokenizer(config.encoder, config.src_lang)
+        if config.target_tokenizer == "source":
+            target_tokenizer = TargetTokenizer.from_source(source_tokenizer, config.tgt_lang)
+        elif target_tokenizer is None:
+            raise ValueError("target_tokenizer: bpe needs a trained TargetTokenizer (TargetTokenizer.train_bpe)")
+        return cls(config, _backbone(config), source_tokenizer, target_tokenizer)
+
+    def save_pretrained(self, out_dir: str | os.PathLike, extra_config: dict | None = None,
+                        weights_name: str = WEIGHTS_FILE) -> None:
+        """Weights (atomically), ``config.json`` (``{"model": ..., **extra_config}``), backbone config, tokenizers."""
+        self.save_metadata(out_dir, extra_config)
+        self.save_weights(Path(out_dir) / weights_name)
+
+    def save_metadata(self, out_dir: str | os.PathLike, extra_config: dict | None = None) -> None:
+        """Everything ``from_pretrained`` needs except the weights."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / CONFIG_FILE, {"model": self.config.to_dict(), **(extra_config or {})})
+        self.backbone_config.save_pretrained(str(out / BACKBONE_DIR))
+        self.source_tokenizer.save_pretrained(str(out / SOURCE_TOKENIZER_DIR))
+        self.target_tokenizer.save(out / TARGET_TOKENIZER_DIR)
+
+    def save_weights(self, path: str | os.PathLike) -> None:
+        from safetensors.torch import save_model
+
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        save_model(self, str(tmp))
+        os.replace(tmp, path)  # readers never see a half-written file
+
+    def load_weights(self, path: str | os.PathLike) -> None:
+        from safetensors.torch import load_model
+
+        missing, unexpected = load_model(self, str(path), strict=False)
+        if missing or unexpected:
+            raise ValueError(f"{path}: weights do not match the model (missing {missing}, unexpected {unexpected})")
+
+    @classmethod
+    def from_pretrained(cls, out_dir: str | os.PathLike, weights_name: str = WEIGHTS_FILE,
+                        device: str | torch.device = "cpu") -> "NuggetModel":
+        """Load a model saved by ``save_pretrained`` (or written by ``training.train``), offline."""
+        from transformers import AutoConfig
+
+        out = Path(out_dir)
+        if not (out / CONFIG_FILE).exists():
+            raise FileNotFoundError(f"{out / CONFIG_FILE} is missing: not a saved NUGGET model")
+        config = NuggetConfig.from_dict(read_json(out / CONFIG_FILE)["model"])
+        hf_config = AutoConfig.from_pretrained(str(out / BACKBONE_DIR))
+        source_tokenizer = load_source_tokenizer(str(out / SOURCE_TOKENIZER_DIR), config.src_lang)
+        target_tokenizer = TargetTokenizer.load(out / TARGET_TOKENIZER_DIR)
+        model = cls(config, _backbone(config, hf_config), source_tokenizer, target_tokenizer)
+        model.load_weights(out / weights_name)
+        model.to(device)
+        model.eval()
+        return model
+
+    # -- modes -----------------------------------------------------------------------------------
+    def frozen_modules(self) -> list[nn.Module]:
+        """The frozen bottom: embeddings and encoder layers 1..l (not registered twice: a plain list)."""
+        return self.encoder.embedding_modules() + list(self.encoder.layers[: self.config.scorer_layer])
+
+    def train(self, mode: bool = True) -> "NuggetModel":
+        super().train(mode)
+        # The frozen bottom always runs as at inference (no dropout): the scorer's features are fixed.
+        for module in self.frozen_modules():
+            module.eval()
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def new_parameter_names(self) -> set[str]:
+        """Parameters trained from scratch (scorer, type embeddings, W^V, the scratch decoder)."""
+        prefixes = ["scorer.", "type_embedding.", "value_projection."]
+        if self.config.architecture != "mbart":
+            prefixes.append("decoder.")
+        return {name for name, _ in self.named_parameters() if name.startswith(tuple(prefixes))}
+
+    # -- tokens ----------------------------------------------------------------------------------
+    def tokenize_sources(self, texts: Sequence[str], max_tokens: int | None = None) -> list[list[int]]:
+        max_tokens = max_tokens or self.config.max_source_tokens
+        return self.source_tokenizer(list(texts), truncation=True, max_length=max_tokens,
+                                     add_special_tokens=True)["input_ids"]
+
+    def collate_sources(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Right-padded ids and the padding mask (1 = real token)."""
+        return pad_sequences(sequences, self.source_tokenizer.pad_token_id, self.device)
+
+    # -- the model -------------------------------------------------------------------------------
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Nuggets:
+        cfg, enc = self.config, self.encoder
+        token_mask = attention_mask.bool()
+        with torch.no_grad():  # frozen bottom: embeddings and layers 1..l
+            hidden = enc.embed(input_ids)
+            layer_mask = enc.self_attention_mask(hidden, attention_mask)
+            for i in range(cfg.scorer_layer):
+                hidden = enc.run_layer(i, hidden, layer_mask)
+
+        indices = nugget_mask = all_scores = None
+        if cfg.bottleneck == "nuggets":
+            if self.scorer is not None:
+                all_scores = self.scorer(hidden).float()
+                indices, nugget_mask = select_top_k(all_scores, token_mask, cfg.ratio)
+            else:
+                indices, nugget_mask = self.rule_selector(input_ids, token_mask)
+            if self.type_embedding is not None:
+                # scatter_add, not scatter: padded slots point at position 0 and must not overwrite it.
+                hits = torch.zeros_like(input_ids).scatter_add(1, indices, nugget_mask.long())
+                hidden = hidden + self.type_embedding((hits > 0).long())
+
+        for i in range(cfg.scorer_layer, enc.num_layers):
+            hidden = enc.run_layer(i, hidden, layer_mask)
+        hidden = enc.finalize(hidden)
+
+        if cfg.bottleneck == "mean":
+            weights = token_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1, keepdim=True) / weights.sum(1, keepdim=True).clamp(min=1)
+            ones = torch.ones(pooled.shape[:2], dtype=torch.bool, device=pooled.device)
+            return Nuggets(pooled, ones, None, None)
+        selected = hidden.gather(1, indices.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
+        scores = all_scores.gather(1, indices) if all_scores is not None else None
+        return Nuggets(self.value_projection(selected), nugget_mask, indices, scores)
+
+    def memory_bias(self, nuggets: Nuggets) -> torch.Tensor:
+        """The decoder's cross-attention mask: padding blocked, plus the residual scores (eq. 5) if enabled."""
+        scores = nuggets.scores if self.config.residual else None
+        return cross_attention_bias(nuggets.mask, scores, self.decoder.head_dim, computation_dtype(nuggets.vectors))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor,
+                labels: torch.Tensor) -> torch.Tensor:
+        """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted)."""
+        nuggets = self.encode(input_ids, attention_mask)
+        hidden, _ = self.decoder(decoder_input_ids, nuggets.vectors, self.memory_bias(nuggets))
+        predicted = labels != IGNORE_INDEX
+        # Project only the positions with a label: the output layer is the costliest matrix product.
+        logits = self.decoder.logits(hidden[predicted])
+        return nn.functional.cross_entropy(logits.float(), labels[predicted])
+
+    def target_batch(self, targets: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Decoder inputs ``[eos] + T[:-1]`` and labels ``T`` (forced prefix and padding ignored)."""
+        tok = self.target_tokenizer
+        inputs = [[tok.eos_id] + list(t[:-1]) for t in targets]
+        labels = [[IGNORE_INDEX] * len(tok.prefix_ids) + list(t[len(tok.prefix_ids):]) for t in targets]
+        decoder_input_ids, _ = pad_sequences(inputs, tok.pad_id, self.device)
+        label_ids, _ = pad_sequences(labels, IGNORE_INDEX, self.device)
+        return decoder_input_ids, label_ids
+
+    def describe(self) -> dict:
+        """What produced an encoding (for info.json)."""
+        name = "nugget" if self.config.bottleneck == "nuggets" else "tsdae"
+        return {"encoder": name, "nugget_config": self.config.to_dict(), "dimension": self.encoder.hidden_size}
+
+
+def pad_sequences(sequences: Sequence[Sequence[int]], pad_value: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_value, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids.to(device), mask.to(device)

@@ -1,0 +1,147 @@
+"""Nugget selection (paper §3.1, eq. 2-4) and the rule-based selectors used for ablations.
+
+- ``NuggetScorer``: s = FFN(X^(l)), one score per token from encoder layer l (eq. 2).
+- ``select_top_k``: k = ceil(n·r) per document over its n real (non-padding) tokens, TopK by s
+  (eq. 3), returned in original token order so nuggets keep the text's order (eq. 4).
+- ``select_chunk_ends`` / ``select_sentence_ends``: rule selectors behind the same output
+  (indices + mask), without scores.
+
+All selectors return ``indices`` (B × k_max, ascending within each row, 0 in padded slots) and
+``nugget_mask`` (B × k_max, True for real nuggets): documents in a batch have different k.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import torch
+from torch import nn
+
+# Punctuation that ends a sentence / may end a chunk, after stripping sub-word markers.
+SENTENCE_FINAL = frozenset({".", "!", "?", "。", "！", "？", "…"})
+CHUNK_FINAL = SENTENCE_FINAL | frozenset({",", "，", "、", ";", "；"})
+_SUBWORD_MARKERS = ("▁", "Ġ", "##")
+
+
+class NuggetScorer(nn.Module):
+    """Two-layer FFN from a token state to a scalar score (eq. 2)."""
+
+    def __init__(self, hidden_size: int):
+        super().__init__()
+        self.ffn = nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU(), nn.Linear(hidden_size, 1))
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.ffn(hidden).squeeze(-1)
+
+
+def nugget_counts(lengths: torch.Tensor, ratio: float) -> torch.Tensor:
+    """k = ceil(n·r), at least 1 and at most n, for each document of ``lengths`` real tokens."""
+    # The small epsilon keeps float error from rounding exact products up (10 · 0.3 = 3.0000000000000004).
+    k = torch.ceil(lengths.to(torch.float64) * ratio - 1e-9).to(torch.long)
+    return torch.minimum(k.clamp(min=1), lengths.to(torch.long))
+
+
+def _pack_ascending(candidates: torch.Tensor, counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keep the first ``counts[b]`` entries of each row, sort them ascending, pad with 0 and mask."""
+    k_max = candidates.shape[1]
+    slot = torch.arange(k_max, device=candidates.device)
+    nugget_mask = slot[None, :] < counts[:, None]
+    sentinel = torch.iinfo(candidates.dtype).max
+    indices = torch.where(nugget_mask, candidates, torch.full_like(candidates, sentinel)).sort(dim=1).values
+    return torch.where(nugget_mask, indices, torch.zeros_like(indices)), nugget_mask
+
+
+def select_top_k(scores: torch.Tensor, token_mask: torch.Tensor, ratio: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """TopK of ``scores`` (B × n) among real tokens (``token_mask``), k = ceil(n·r) per row."""
+    counts = nugget_counts(token_mask.sum(dim=1), ratio)
+    k_max = int(counts.max())
+    # Padding can never win: its score is -inf, and a row takes only its own k <= n entries.
+    masked = scores.detach().masked_fill(~token_mask, float("-inf"))
+    top = masked.topk(k_max, dim=1).indices
+    return _pack_ascending(top, counts)
+
+
+def _pad_position_lists(positions: Sequence[Sequence[int]], device) -> tuple[torch.Tensor, torch.Tensor]:
+    k_max = max(len(p) for p in positions)
+    indices = torch.zeros(len(positions), k_max, dtype=torch.long, device=device)
+    mask = torch.zeros(len(positions), k_max, dtype=torch.bool, device=device)
+    for row, pos in enumerate(positions):
+        indices[row, : len(pos)] = torch.tensor(sorted(pos), dtype=torch.long)
+        mask[row, : len(pos)] = True
+    return indices, mask
+
+
+def chunk_end_positions(n: int, ratio: float, is_chunk_final: Sequence[bool]) -> list[int]:
+    """Split positions 0..n-1 into ceil(n·r) near-equal chunks; per chunk the last comma/period, else its last token."""
+    k = max(1, min(n, math.ceil(n * ratio - 1e-9)))
+    bounds = [i * n // k for i in range(k + 1)]  # strictly increasing because k <= n
+    chosen = []
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        marks = [i for i in range(start, end) if is_chunk_final[i]]
+        chosen.append(marks[-1] if marks else end - 1)
+    return chosen
+
+
+def sentence_end_positions(n: int, is_sentence_final: Sequence[bool], is_content: Sequence[bool]) -> list[int]:
+    """Sentence-final punctuation among content tokens, plus the last content token (the last sentence's end)."""
+    content = [i for i in range(n) if is_content[i]]
+    if not content:
+        return [0]
+    ends = {i for i in content if is_sentence_final[i]}
+    ends.add(content[-1])
+    return sorted(ends)
+
+
+class RuleSelector:
+    """Rule-based selection over token strings; the vocabulary flags are computed once per tokenizer."""
+
+    def __init__(self, kind: str, ratio: float, tokenizer):
+        if kind not in ("chunking", "sentence_boundary"):
+            raise ValueError(f"unknown rule selector {kind!r}")
+        self.kind, self.ratio = kind, ratio
+        self.special_ids = set(tokenizer.all_special_ids)
+        vocab = tokenizer.get_vocab()
+        self.chunk_final_ids = _ids_of(vocab, CHUNK_FINAL)
+        self.sentence_final_ids = _ids_of(vocab, SENTENCE_FINAL)
+
+    def __call__(self, input_ids: torch.Tensor, token_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = []
+        for ids, mask in zip(input_ids.tolist(), token_mask.tolist()):
+            n = sum(mask)  # padding is on the right
+            ids = ids[:n]
+            if self.kind == "chunking":
+                rows.append(chunk_end_positions(n, self.ratio, [i in self.chunk_final_ids for i in ids]))
+            else:
+                rows.append(sentence_end_positions(n, [i in self.sentence_final_ids for i in ids],
+                                                   [i not in self.special_ids for i in ids]))
+        return _pad_position_lists(rows, input_ids.device)
+
+
+def _ids_of(vocab: dict[str, int], symbols: Iterable[str]) -> set[int]:
+    symbols = set(symbols)
+    found = set()
+    for token, token_id in vocab.items():
+        stripped = token
+        for marker in _SUBWORD_MARKERS:
+            stripped = stripped.replace(marker, "")
+        if stripped and stripped in symbols:
+            found.add(token_id)
+    return found
+
+
+def cross_attention_bias(nugget_mask: torch.Tensor, scores: torch.Tensor | None, head_dim: int,
+                         dtype: torch.dtype) -> torch.Tensor:
+    """The additive cross-attention mask (B × 1 × 1 × k) carrying the residual connection (eq. 5).
+
+    The decoder adds this tensor to q·k/sqrt(d_head); adding s_j/sqrt(d_head) makes the logit
+    (q·k + s_j)/sqrt(d_head), the same scaling as the dot product. Padding slots get the dtype's
+    most negative value. ``scores=None`` (no residual) leaves only the padding mask.
+    """
+    blocked = torch.finfo(dtype).min
+    if scores is None:
+        bias = torch.zeros(nugget_mask.shape, dtype=dtype, device=nugget_mask.device)
+    else:
+        bias = (scores * head_dim ** -0.5).to(dtype)
+    bias = bias.masked_fill(~nugget_mask, blocked)
+    return bias[:, None, None, :]
