@@ -1,11 +1,15 @@
 # One DAG, three scales: demo (default, config/config.yaml), smoke (--configfile config/smoke.yaml),
 # paper (--configfile config/paper.yaml). See README.md.
+import os
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The demo config is the base of every run (also with --directory elsewhere); smoke.yaml and
+# paper.yaml, given with --configfile, override parts of it.
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 validate(config, schema="config/schema.yaml")

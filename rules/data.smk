@@ -99,6 +99,7 @@ rule extract_archive:
     benchmark:
         "benchmarks/rules/extract/{source}/{member}.tsv"
     wildcard_constraints:
+        source="|".join(ARCHIVES),
         member=".+",
     resources:
         mem_mb=rule_resources("build")["mem_mb"],

@@ -72,6 +72,7 @@ rule encode_task:
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
         runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
     conda:
         "../envs/eval.yaml"
     script:

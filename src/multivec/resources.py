@@ -80,6 +80,13 @@ def tiny_random_config(ref: str):
     raise ResourceError(f"unknown tiny random architecture {ref!r}; known: tiny-random-bert, tiny-random-mbart")
 
 
+def default_device() -> str:
+    """``cuda`` when a GPU is visible (paper scale on a cluster), else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def load_tokenizer(ref: str):
     from transformers import AutoTokenizer
 

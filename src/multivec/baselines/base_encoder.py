@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from multivec.resources import is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
+from multivec.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ def _length_sorted_batches(tokenizer, texts: Sequence[str], max_length: int, bat
 def _run(model_ref: str, texts: Sequence[str], max_length: int, batch_size: int, desc: str, show_progress: bool):
     """Yield (indices, last hidden states, attention mask, special-tokens mask) per length-sorted batch."""
     tokenizer, model = load_encoder(model_ref)
+    device = default_device()
+    model.to(device)
     batches = list(_length_sorted_batches(tokenizer, texts, max_length, batch_size))
     accepted = _forward_args(model)  # an MBart encoder takes no token_type_ids
     with torch.inference_mode():
@@ -64,8 +66,8 @@ def _run(model_ref: str, texts: Sequence[str], max_length: int, batch_size: int,
             inputs = tokenizer([texts[i] for i in indices], padding=True, truncation=True, max_length=max_length,
                                return_tensors="pt", return_special_tokens_mask=True)
             special = inputs.pop("special_tokens_mask").bool()
-            states = model(**{k: v for k, v in inputs.items() if k in accepted}).last_hidden_state
-            yield indices, states, inputs["attention_mask"].bool(), special
+            states = model(**{k: v.to(device) for k, v in inputs.items() if k in accepted}).last_hidden_state
+            yield indices, states.float().cpu(), inputs["attention_mask"].bool(), special
 
 
 def _forward_args(model) -> set[str]:

@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from multivec.encodings import Encodings, read_encodings
+from multivec.resources import default_device
 from multivec.evaluation.ranking_evaluation import RankingResult, evaluate_with_bm25, evaluate_with_encodings
 from multivec.tasks.ranking_task import RankingTask
 
@@ -36,7 +37,7 @@ def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model
         from multivec.nugget.encoding import write_nugget_encodings
         from multivec.nugget.modeling import NuggetModel
 
-        model = NuggetModel.from_pretrained(model_dir)
+        model = NuggetModel.from_pretrained(model_dir, device=default_device())
         write_nugget_encodings(out_dir, ids, texts, model, batch_size=batch_size, max_tokens=max_tokens,
                                info={"model_dir": str(model_dir)})
     else:

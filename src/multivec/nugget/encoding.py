@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from multivec.encodings import write_encodings
 from multivec.nugget.modeling import NuggetModel
@@ -46,11 +47,12 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     sources = model.tokenize_sources(texts, max_tokens)
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
     results: list[EncodedDocument | None] = [None] * len(sources)
+    device = next(model.parameters()).device
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
+        for start in tqdm(range(0, len(order), batch_size), desc="encoding", unit="batch"):
             chunk = order[start:start + batch_size]
             ids, mask = model.collate_sources([sources[i] for i in chunk])
-            nuggets = model.encode(ids, mask)
+            nuggets = model.encode(ids.to(device), mask.to(device))
             vectors = nuggets.vectors.float().cpu().numpy()
             counts = nuggets.mask.sum(dim=1).tolist()
             for row, doc in enumerate(chunk):
