@@ -10,7 +10,6 @@ to 1e-6); the CSV records build and scoring time and the speed ratio.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from multivec.io import read_docs_tsv
+from multivec.io import read_docs_tsv, write_csv
 from multivec.retrieval.bm25 import BM25Index, tokenize
 
 
@@ -62,11 +61,7 @@ def main() -> None:
          "queries_per_second": len(queries) / ours_score, "speedup_scoring": reference_score / ours_score},
     ]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out, rows)
     for row in rows:
         print(f"{row['implementation']:36s} build {row['build_seconds']:.3f}s  score {row['score_seconds']:.3f}s  "
               f"{row['queries_per_second']:.1f} q/s")

@@ -11,13 +11,13 @@ against all their candidates in one broadcast matrix product. Results agree to 1
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from multivec.io import write_csv
 from multivec.metrics.maxsim import maxsim_mean, pad_vector_sets
 
 
@@ -72,11 +72,7 @@ def main() -> None:
          "speedup": loop_seconds / batched_seconds},
     ]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out, rows)
     for row in rows:
         print(f"{row['implementation']:30s} {row['seconds']:.3f}s  {row['pairs_per_second']:.0f} pairs/s")
     print(f"speed-up {loop_seconds / batched_seconds:.1f}x; max |difference| {max_difference:.1e}; wrote {out}")

@@ -126,6 +126,18 @@ def test_csv_and_benchmark_tables(tmp_path):
     assert kind == "snakemake benchmark" and "runs: 1" in text and "mean=12.50" in text and "512.3" in text
 
 
+def test_benchmarks_folder_sums_time_per_rule(tmp_path):
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for job, seconds in (("train/a", 100.0), ("train/b", 50.0), ("encode/x/pi", 7.0)):
+        path = tmp_path / "rules" / f"{job}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + f"{seconds}\t0:00:00\t10.0\t0\t0\t0\t0\t0\t0\t0\n")
+    kind, text = run(tmp_path / "rules")
+    assert kind == "snakemake benchmarks folder" and "jobs: 3  total job seconds: 157" in text
+    train_line = next(line for line in text.splitlines() if line.startswith("train"))
+    assert train_line.split()[1:3] == ["2", "150.0"]
+
+
 def test_tab_separated_files(tmp_path):
     table = tmp_path / "scores.tsv"
     table.write_text('name\tscore\n"quoted\t1.5\nplain\t2.0\n')

@@ -5,7 +5,6 @@ import random
 
 import numpy as np
 import pytest
-import torch
 
 from multivec.encodings import read_encodings
 from multivec.io import read_json, write_jsonl

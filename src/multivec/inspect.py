@@ -415,6 +415,32 @@ def inspect_benchmark(path: Path, n: int, out: TextIO, tokenizer: str | None = N
     print(table.to_string(index=False, max_rows=40), file=out)
 
 
+def _benchmark_files(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*.tsv") if _is_benchmark(p)) if path.is_dir() else []
+
+
+@register("snakemake benchmarks folder", "a folder of rule benchmarks (benchmarks/rules): time per rule",
+          lambda p: bool(_benchmark_files(p)))
+def inspect_benchmark_folder(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    import pandas as pd
+
+    rows = []
+    for file in _benchmark_files(path):
+        table = _read_table(file, "\t")
+        rule = file.relative_to(path).parts[0] if len(file.relative_to(path).parts) > 1 else file.stem
+        rows.append({"rule": rule, "job": str(file.relative_to(path).with_suffix("")), "s": float(table["s"].iloc[-1]),
+                     "max_rss_mb": float(table["max_rss"].iloc[-1]) if table["max_rss"].dtype.kind in "if" else None})
+    jobs = pd.DataFrame(rows)
+    per_rule = jobs.groupby("rule").agg(jobs=("s", "size"), total_s=("s", "sum"), max_s=("s", "max"),
+                                        max_rss_mb=("max_rss_mb", "max")).sort_values("total_s", ascending=False)
+    print(f"jobs: {len(jobs)}  total job seconds: {jobs['s'].sum():.0f} (wall time is less when jobs run in parallel)",
+          file=out)
+    print(per_rule.round(1).to_string(), file=out)
+    print("\nslowest jobs:", file=out)
+    print(jobs.sort_values("s", ascending=False).head(max(n, 5))[["job", "s", "max_rss_mb"]].round(1)
+          .to_string(index=False), file=out)
+
+
 def _inspect_table(path: Path, sep: str, n: int, out: TextIO) -> None:
     table = _read_table(path, sep)
     print(f"shape: {table.shape[0]} rows x {table.shape[1]} columns", file=out)

@@ -37,9 +37,9 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield number, text.rstrip("\r\n")
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read a JSONL file; blank lines are ignored, anything else must be a JSON object."""
-    rows = []
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` of a JSONL file; blank lines are ignored, anything else
+    must be a JSON object."""
     for number, text in iter_lines(path):
         if not text.strip():
             continue
@@ -49,8 +49,12 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
             raise MalformedInputError(path, number, f"JSONL line does not parse: {err.msg} (column {err.colno})") from None
         if not isinstance(row, dict):
             raise MalformedInputError(path, number, f"expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
+        yield number, row
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a JSONL file into a list of objects (see ``iter_jsonl``)."""
+    return [row for _, row in iter_jsonl(path)]
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
@@ -68,29 +72,46 @@ def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error") -> dict[str,
     """Read a NUGGET-release ``docs.txt`` (``id<TAB>text`` a line) into ``{id: text}``.
 
     ``on_empty``: ``"error"`` (default) raises on an empty document; ``"skip"`` drops it
-    and logs how many were dropped.
+    and logs how many were dropped; ``"keep"`` keeps it as ``""`` and logs how many were kept
+    (the released NUGGET PI sets have empty documents that their task files still use).
     """
-    if on_empty not in ("error", "skip"):
-        raise ValueError(f"on_empty must be 'error' or 'skip', not {on_empty!r}")
+    if on_empty not in ("error", "skip", "keep"):
+        raise ValueError(f"on_empty must be 'error', 'skip' or 'keep', not {on_empty!r}")
     docs: dict[str, str] = {}
-    skipped = 0
+    skipped = kept_empty = 0
     for number, text in iter_lines(path):
         if not text.strip():
             continue
         if "\t" not in text:
             raise MalformedInputError(path, number, "expected 'id<TAB>text'")
         doc_id, body = text.split("\t", 1)
+        if doc_id in docs:
+            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
         if not body.strip():
+            if on_empty == "error":
+                raise MalformedInputError(path, number, f"empty document {doc_id!r}")
             if on_empty == "skip":
                 skipped += 1
                 continue
-            raise MalformedInputError(path, number, f"empty document {doc_id!r}")
-        if doc_id in docs:
-            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
+            kept_empty += 1
+            body = ""
         docs[doc_id] = body
     if skipped:
         log.warning("%s: skipped %d empty documents", path, skipped)
+    if kept_empty:
+        log.warning("%s: kept %d empty documents as ''", path, kept_empty)
     return docs
+
+
+def write_csv(path: str | os.PathLike, rows: list[dict[str, Any]]) -> None:
+    """Write rows (dicts with the same keys) as a CSV table with a header."""
+    import csv
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def write_docs_tsv(path: str | os.PathLike, docs: dict[str, str]) -> None:

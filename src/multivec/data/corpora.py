@@ -24,7 +24,6 @@ quotes and brackets with the sentence they close.
 from __future__ import annotations
 
 import bz2
-import json
 import logging
 import os
 import re
@@ -34,7 +33,7 @@ from typing import Callable, Iterator
 
 from tqdm import tqdm
 
-from multivec.io import MalformedInputError, iter_lines
+from multivec.io import MalformedInputError, iter_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -224,15 +223,7 @@ def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
     appear, pairs by ``i`` within a doc. Malformed lines raise naming file and line."""
     pairs: list[ParallelPair] = []
     seen: set[tuple[str, int]] = set()
-    for number, text in iter_lines(path):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise MalformedInputError(path, number, f"JSONL line does not parse: {err.msg} (column {err.colno})") from None
-        if not isinstance(row, dict):
-            raise MalformedInputError(path, number, f"expected a JSON object, got {type(row).__name__}")
+    for number, row in iter_jsonl(path):
         missing = [key for key in ("doc", "i", "en", "zh") if key not in row]
         if missing:
             raise MalformedInputError(path, number, f"missing field(s) {', '.join(missing)}")

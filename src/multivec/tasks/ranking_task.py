@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multivec.io import MalformedInputError, iter_lines, read_jsonl, write_docs_tsv, write_jsonl
+from multivec.io import MalformedInputError, iter_jsonl, read_docs_tsv, write_docs_tsv, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +92,10 @@ class RankingTask:
         for path in (docs_path, task_path):
             if not path.is_file():
                 raise FileNotFoundError(f"ranking task folder {folder} has no {path.name}")
-        documents, empty = _read_documents(docs_path, on_empty)
+        documents = read_docs_tsv(docs_path, on_empty=on_empty)
+        empty = [doc_id for doc_id, text in documents.items() if not text]
         queries = []
-        line_of_row = _jsonl_line_numbers(task_path)
-        for row, number in zip(read_jsonl(task_path), line_of_row):
+        for number, row in iter_jsonl(task_path):
             missing = {"source", "candidates", "answer"} - set(row)
             if missing:
                 raise MalformedInputError(task_path, number, f"missing field(s) {sorted(missing)}")
@@ -135,28 +135,3 @@ def _check_query(query: RankingQuery, documents: dict[str, str], where, number: 
         fail(f"duplicate candidate(s) {duplicates}")
     if not 0 <= query.answer < len(query.candidates):
         fail(f"answer {query.answer} is not an index into {len(query.candidates)} candidates")
-
-
-def _read_documents(path: Path, on_empty: str) -> tuple[dict[str, str], list[str]]:
-    documents: dict[str, str] = {}
-    empty: list[str] = []
-    for number, text in iter_lines(path):
-        if not text.strip():
-            continue
-        if "\t" not in text:
-            raise MalformedInputError(path, number, "expected 'id<TAB>text'")
-        doc_id, body = text.split("\t", 1)
-        if doc_id in documents:
-            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
-        if not body.strip():
-            if on_empty == "error":
-                raise MalformedInputError(path, number, f"empty document {doc_id!r}")
-            empty.append(doc_id)
-            body = ""
-        documents[doc_id] = body
-    return documents, empty
-
-
-def _jsonl_line_numbers(path: Path) -> list[int]:
-    """1-based line numbers of the non-blank lines, matching ``read_jsonl``'s rows."""
-    return [number for number, text in iter_lines(path) if text.strip()]
