@@ -35,7 +35,7 @@ import torch
 
 from multivec.io import MalformedInputError, read_json, read_jsonl, write_json
 from multivec.nugget.configuration import NuggetConfig, _from_dict
-from multivec.nugget.modeling import CONFIG_FILE, WEIGHTS_FILE, NuggetModel
+from multivec.nugget.modeling import WEIGHTS_FILE, NuggetModel
 from multivec.nugget.target_tokenizer import TargetTokenizer
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 CHECKPOINT_DIR = "checkpoint"
 LATEST_FILE = "latest.json"
 METRICS_FILE = "metrics.csv"
+RUN_CONFIG_FILE = "run_config.json"
+BEST_WEIGHTS_FILE = "best.safetensors"
 SUMMARY_FILE = "training_summary.json"
 METRIC_COLUMNS = ["step", "train_loss", "dev_loss", "tokens_per_s", "elapsed_s"]
 # Train-config keys that may differ when a run is resumed (they do not change the arithmetic).
@@ -187,7 +189,11 @@ def _write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
     _atomic_write_text(path, buffer.getvalue())
 
 
-def save_checkpoint(out_dir: Path, model: NuggetModel, optimizer, scheduler, state: dict[str, Any]) -> None:
+def save_checkpoint(out_dir: Path, model: NuggetModel, optimizer, scheduler, state: dict[str, Any],
+                    run_config: dict[str, Any]) -> None:
+    """Everything a resumed run needs, inside ``checkpoint/``: Snakemake deletes a killed job's declared
+    outputs (model.safetensors, config.json, metrics.csv) before rerunning it, so the checkpoint also
+    keeps the run's config and the best weights so far."""
     root = out_dir / CHECKPOINT_DIR
     name = f"step_{state['step']:08d}"
     folder = root / name
@@ -198,6 +204,9 @@ def save_checkpoint(out_dir: Path, model: NuggetModel, optimizer, scheduler, sta
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, folder / "optimizer.pt")
     torch.save(_rng_state(), folder / "rng.pt")
     write_json(folder / "state.json", state)
+    write_json(folder / RUN_CONFIG_FILE, run_config)
+    if (out_dir / WEIGHTS_FILE).exists():
+        shutil.copyfile(out_dir / WEIGHTS_FILE, folder / BEST_WEIGHTS_FILE)
     _atomic_write_text(root / LATEST_FILE, f'{{"folder": "{name}"}}\n')  # the publication point
     for other in root.iterdir():
         if other.is_dir() and other.name != name:
@@ -214,13 +223,13 @@ def latest_checkpoint(out_dir: Path) -> Path | None:
     return folder
 
 
-def _check_same_run(out_dir: Path, expected: dict[str, Any]) -> None:
-    saved = read_json(out_dir / CONFIG_FILE)
+def _check_same_run(checkpoint: Path, expected: dict[str, Any]) -> None:
+    saved = read_json(checkpoint / RUN_CONFIG_FILE)
     differences = [f"model.{k}" for k in expected["model"] if saved["model"].get(k) != expected["model"][k]]
     differences += [f"train.{k}" for k in expected["train"]
                     if k not in RESUMABLE_CHANGES and saved["train"].get(k) != expected["train"][k]]
     if differences:
-        raise ValueError(f"{out_dir} holds a checkpoint of a different run (differs in {', '.join(differences)}); "
+        raise ValueError(f"{checkpoint} is a checkpoint of a different run (differs in {', '.join(differences)}); "
                          "use a new output folder or delete the old one")
 
 
@@ -333,8 +342,8 @@ def train(model_config: NuggetConfig, train_config: TrainConfig, train_path: str
                               "train_rows": len(train_rows), "dev_rows": len(dev_rows) if dev_rows else 0}}
     log.info("%s: %d trainable and %d frozen parameters on %s (world size %d)", out, trainable, frozen, device, world)
     if checkpoint is not None:
-        _check_same_run(out, run_config)
-    elif rank == 0:
+        _check_same_run(checkpoint, run_config)
+    if rank == 0:  # rewritten on resumption too: Snakemake removes a killed job's outputs
         model.save_metadata(out, {k: v for k, v in run_config.items() if k != "model"})
 
     train_data = tokenize_pairs(model, train_rows)
@@ -353,6 +362,10 @@ def train(model_config: NuggetConfig, train_config: TrainConfig, train_path: str
         _set_rng_state(torch.load(checkpoint / "rng.pt", weights_only=False))
         state = read_json(checkpoint / "state.json")
         state["stopped_by"] = None  # a time cap is re-checked below (max_minutes may have been raised)
+        if rank == 0:
+            _write_metrics(out / METRICS_FILE, state["metrics"])
+            if (checkpoint / BEST_WEIGHTS_FILE).exists():
+                shutil.copyfile(checkpoint / BEST_WEIGHTS_FILE, out / WEIGHTS_FILE)
         log.info("resuming %s from step %d", out, state["step"])
 
     trainer: Callable = model
@@ -453,7 +466,7 @@ def train(model_config: NuggetConfig, train_config: TrainConfig, train_path: str
             record_eval()
             tick()
         if rank == 0 and (state["step"] % cfg.checkpoint_every == 0 or last):
-            save_checkpoint(out, model, optimizer, scheduler, state)
+            save_checkpoint(out, model, optimizer, scheduler, state, run_config)
         barrier()
         if _interrupt_after is not None and steps_this_call >= _interrupt_after:
             progress.close()
