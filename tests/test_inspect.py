@@ -190,3 +190,49 @@ def test_module_entry_point(task_folder):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "ranking task" in result.stdout and "queries: 2" in result.stdout
+
+
+def test_model_parts_checkpoints_figures_and_dumps(tmp_path):
+    import bz2
+
+    import numpy as np
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    weights = tmp_path / "model.safetensors"
+    save_file({"a": np.zeros((2, 3), np.float32), "b": np.zeros(4, np.float32)}, str(weights))
+    kind, text = run(weights)
+    assert kind == "safetensors" and "tensors: 2  parameters: 10" in text and "a: [2, 3] F32" in text
+
+    folder = tmp_path / "tok"
+    folder.mkdir()
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "nuggets": 1}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    kind, text = run(folder)
+    assert kind == "tokenizer" and "type: WordLevel  vocabulary: 2" in text and "['nuggets', '[UNK]'" in text
+
+    checkpoint = tmp_path / "checkpoint"
+    (checkpoint / "step_00000010").mkdir(parents=True)
+    (checkpoint / "latest.json").write_text('{"folder": "step_00000010"}')
+    (checkpoint / "step_00000010" / "state.json").write_text(
+        '{"step": 10, "epoch": 0, "best_step": 10, "best_dev_loss": 3.5, "elapsed_s": 12.0, '
+        '"metrics": [{"step": 10, "dev_loss": 3.5}]}')
+    kind, text = run(checkpoint)
+    assert kind == "checkpoint" and "latest: step_00000010" in text and "best dev loss: 3.5" in text
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = tmp_path / "f.png"
+    plt.figure(figsize=(2, 1), dpi=50).savefig(figure)
+    kind, text = run(figure)
+    assert kind == "image" and "100 x 50 pixels" in text
+
+    dump = tmp_path / "wiki.xml.bz2"
+    dump.write_bytes(bz2.compress(b"<mediawiki>\n<page>Anarchism</page>\n"))
+    kind, text = run(dump)
+    assert kind == "compressed" and "<page>Anarchism</page>" in text

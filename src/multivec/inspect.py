@@ -491,7 +491,8 @@ def inspect_tsv(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -
         print("  " + " | ".join(_short(field, 100) for field in text.split("\t")), file=out)
 
 
-@register("text", "a raw text file (.txt): lines, bytes, a few lines", lambda p: p.is_file() and p.suffix == ".txt")
+@register("text", "a text file (.txt, .md, .log): lines, bytes, a few lines",
+          lambda p: p.is_file() and p.suffix in (".txt", ".md", ".log"))
 def inspect_text(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
     lines = [text for _, text in iter_lines(path)]
     nonblank = [t for t in lines if t.strip()]
@@ -520,3 +521,80 @@ def inspect_json(path: Path, n: int, out: TextIO, tokenizer: str | None = None) 
             print(f"  {_short(json.dumps(item, ensure_ascii=False), 300)}", file=out)
     else:
         print(f"{type(value).__name__}: {_short(json.dumps(value))}", file=out)
+
+
+# ---------------------------------------------------------------- model parts, checkpoints, binaries
+
+@register("checkpoint", "a training checkpoint: checkpoint/ (latest.json) or one step_* folder (state.json)",
+          lambda p: p.is_dir() and ((p / "latest.json").is_file() or (p / "state.json").is_file()))
+def inspect_checkpoint(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    if (path / "latest.json").is_file():
+        folder = path / read_json(path / "latest.json")["folder"]
+        print(f"latest: {folder.name}", file=out)
+        path = folder
+    state = read_json(path / "state.json")
+    print(f"step: {state.get('step')}  epoch: {state.get('epoch')}  best step: {state.get('best_step')}  "
+          f"best dev loss: {state.get('best_dev_loss')}  elapsed: {state.get('elapsed_s', 0):.1f} s", file=out)
+    for row in state.get("metrics", [])[-n:]:
+        print(f"  {row}", file=out)
+    print(f"files: {', '.join(sorted(p.name for p in path.iterdir()))}", file=out)
+
+
+@register("safetensors", "a weights file: tensors, shapes, dtypes, parameter count",
+          lambda p: p.is_file() and p.suffix == ".safetensors")
+def inspect_safetensors(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="numpy") as handle:
+        shapes = {name: handle.get_slice(name).get_shape() for name in handle.keys()}
+        dtypes = {name: handle.get_slice(name).get_dtype() for name in handle.keys()}
+    total = sum(math.prod(shape) for shape in shapes.values())
+    print(f"tensors: {len(shapes)}  parameters: {total:,}  dtypes: {sorted(set(dtypes.values()))}", file=out)
+    for name in sorted(shapes)[:max(n, 10)]:
+        print(f"  {name}: {list(shapes[name])} {dtypes[name]}", file=out)
+
+
+@register("tokenizer", "a tokenizer folder (tokenizer.json / tokenizer_config.json): vocabulary, a sample",
+          lambda p: p.is_dir() and ((p / "tokenizer.json").is_file() or (p / "tokenizer_config.json").is_file()))
+def inspect_tokenizer(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    from tokenizers import Tokenizer
+
+    if (path / "tokenizer.json").is_file():
+        loaded = Tokenizer.from_file(str(path / "tokenizer.json"))
+        model = json.loads(loaded.to_str())["model"]["type"]
+        print(f"type: {model}  vocabulary: {loaded.get_vocab_size():,}", file=out)
+        sample = "Nuggets keep a few token states of each document."
+        print(f"  {sample!r} -> {loaded.encode(sample).tokens}", file=out)
+    print(f"files: {', '.join(sorted(p.name for p in path.iterdir()))}", file=out)
+
+
+@register("model config", "a Hugging Face config folder (config.json only): architecture and sizes",
+          lambda p: p.is_dir() and (p / "config.json").is_file())
+def inspect_model_config(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    config = read_json(path / "config.json")
+    keys = ("model_type", "architectures", "num_hidden_layers", "encoder_layers", "decoder_layers", "hidden_size",
+            "d_model", "vocab_size")
+    print("  ".join(f"{k}={config[k]}" for k in keys if k in config), file=out)
+
+
+@register("image", "a figure (.png): size", lambda p: p.is_file() and p.suffix == ".png")
+def inspect_image(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        print(f"{image.width} x {image.height} pixels, mode {image.mode}, {path.stat().st_size:,} bytes", file=out)
+
+
+@register("compressed", "a .bz2/.gz download (e.g. a Wikipedia dump): sizes and the first lines",
+          lambda p: p.is_file() and p.suffix in (".bz2", ".gz"))
+def inspect_compressed(path: Path, n: int, out: TextIO, tokenizer: str | None = None) -> None:
+    import bz2
+    import gzip
+    import itertools
+
+    opener = bz2.open if path.suffix == ".bz2" else gzip.open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        head = list(itertools.islice(handle, max(n, 5)))
+    print(f"compressed bytes: {path.stat().st_size:,}", file=out)
+    for line in head:
+        print(f"  {_short(line.rstrip())}", file=out)
