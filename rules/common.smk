@@ -14,6 +14,7 @@ os.environ.update(
 )
 
 from multivec.data.sources import SOURCES
+from multivec.evaluation.table2_rows import BASE_ENCODINGS
 from multivec.resources import data_mirror as _data_mirror
 
 # Fails before any job, naming the key, when the configured mirror does not exist.
@@ -63,9 +64,6 @@ def model_files(row_name):
 
 def trained_row_names():
     return [name for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS]
-
-
-BASE_ENCODINGS = "base_encoder"  # the untrained base encoder's token states, shared by its rows
 
 
 def encodings_dir(row_name, task):

@@ -24,7 +24,7 @@ from multivec.tasks.ranking_task import RankingTask
 DISPLAY_NAMES = {"nugget": "NUGGET", "tsdae": "TSDAE", "token_states": "ColBART", "mean_pooled": "mean-pooled",
                  "bm25": "BM25"}
 SIMILARITY = {"nugget": "maxsim_mean", "tsdae": "cosine", "token_states": "maxsim_mean", "mean_pooled": "cosine"}
-BASE_ENCODINGS = "base_encoder"  # encodings name of the untrained base encoder's token states
+BASE_ENCODINGS = "base_encoder"  # encodings folder name of the untrained base encoder's token states (rules use it)
 
 
 def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,
