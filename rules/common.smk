@@ -158,7 +158,7 @@ def train_config():
 def tsdae_model_config(objective):
     """TSDAE: the same encoder-decoder with a single mean-pooled vector and deletion noise."""
     settings = nugget_model_config(objective, 1.0)
-    settings.update(bottleneck="mean", residual=False, feedback=False,
+    settings.update(bottleneck="mean", residual=False, feedback=False, frozen_layers=-1,
                     noise_deletion=config["tsdae"]["noise_deletion"])
     return settings
 

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.configuration import NuggetConfig
+from multivec.nugget.configuration import TABLE4_ABLATIONS, NuggetConfig, ablation_config
 from multivec.nugget.generation import beam_search, greedy_decode
-from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
 from multivec.nugget.target_tokenizer import TargetTokenizer
 
 TEXTS = ["The cat sat on the mat. It was happy, very happy indeed.", "Dogs bark loudly at night!",
@@ -151,27 +151,80 @@ def test_batch_padding_does_not_change_a_documents_nuggets(bpe):
     torch.testing.assert_close(together.vectors[2, :k], alone.vectors[0, :k], atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("selector", ["chunking", "sentence_boundary"])
-def test_rule_selectors(bpe, selector):
-    model = make(bpe, selector=selector, residual=False).eval()
+def test_chunking_selector_ends_chunks_at_comma_or_period(bpe):
+    model = make(bpe, selector="chunking", residual=False).eval()
     assert model.scorer is None
     ids, mask, decoder_input_ids, labels = batch(model)
     nuggets = model.encode(ids, mask)
     assert nuggets.scores is None
     tokens = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
     chosen = [tokens[i] for i in nuggets.indices[0][nuggets.mask[0]].tolist()]
-    if selector == "sentence_boundary":
-        assert chosen == [".", "."]  # both sentences end with a period
-        short = make(bpe, selector=selector, residual=False).eval()
-        short_ids, short_mask, _, _ = batch(short, ["no final punctuation here"])
-        found = short.encode(short_ids, short_mask)
-        assert short.source_tokenizer.convert_ids_to_tokens(
-            short_ids[0, found.indices[0]].tolist()) == ["here"]  # the last content word, not [SEP]
-    else:
-        n = int(mask[0].sum())
-        assert len(chosen) == math.ceil(n * 0.3 - 1e-9)
-        assert {",", "."} & set(chosen)
+    n = int(mask[0].sum())
+    assert len(chosen) == math.ceil(n * 0.3 - 1e-9)
+    assert {",", "."} & set(chosen)
     assert torch.isfinite(model.train()(ids, mask, decoder_input_ids, labels))
+
+
+@pytest.mark.parametrize("punctuation, mark", [("comma_period", None), ("wide", ";")])
+def test_chunking_punctuation_is_comma_and_period_unless_widened(bpe, punctuation, mark):
+    # 4 content tokens + [CLS]/[SEP] = 6, r = 0.3: two chunks [0..2], [3..5]; a ";" at position 2.
+    model = make(bpe, selector="chunking", residual=False, chunk_punctuation=punctuation).eval()
+    ids, mask, _, _ = batch(model, ["alpha beta; gamma"])
+    tokens = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    assert tokens == ["[CLS]", "alpha", "beta", ";", "gamma", "[SEP]"]
+    ids, mask = ids[:, 1:], mask[:, 1:]  # drop [CLS]: 5 tokens, chunks [0..1], [2..4] -> ";" is position 2
+    chosen = model.encode(ids, mask).indices[0].tolist()
+    assert chosen == ([1, 4] if mark is None else [1, 2])
+
+
+SENTENCES = ["Dr. Smith met Mr. Jones at 5 p.m. on Monday. They talked, then left!",
+             "A short one without an end mark"]
+
+
+def sentence_ends(text):
+    """Real boundaries as the corpus builders record them (exclusive character offsets)."""
+    return {SENTENCES[0]: [45, len(SENTENCES[0])], SENTENCES[1]: [len(SENTENCES[1])]}[text]
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_sentence_boundary_selector_uses_real_sentence_ends(bpe, architecture):
+    model = make(bpe, architecture, selector="sentence_boundary", residual=False).eval()
+    assert model.scorer is None
+    ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
+    masks = model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
+    end_mask, _ = model.collate_sources(masks)
+    nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
+    assert nuggets.scores is None
+    chosen = [model.source_tokenizer.convert_ids_to_tokens(ids[row, nuggets.indices[row][nuggets.mask[row]]].tolist())
+              for row in range(len(SENTENCES))]
+    # The period after "Monday" and the "!" -- not the periods of "Dr.", "Mr." or "p.m." -- and, without
+    # a final mark, the last word (never [SEP]).
+    assert chosen == [[".", "!"], ["mark"]]
+    first = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    assert nuggets.indices[0, 0] == first.index("monday") + 1
+    assert torch.isfinite(model.train()(ids, mask, decoder_input_ids, labels, sentence_end_mask=end_mask))
+
+
+def test_sentence_boundary_selector_needs_the_mask(bpe):
+    model = make(bpe, selector="sentence_boundary", residual=False).eval()
+    ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
+    with pytest.raises(ValueError, match="sentence_boundary.*sentence_end_mask"):
+        model(ids, mask, decoder_input_ids, labels)
+    with pytest.raises(ValueError, match="marks no real token in batch row"):
+        model.encode(ids, mask, sentence_end_mask=torch.zeros_like(ids))
+    with pytest.raises(ValueError, match="sentence_end_mask has shape"):
+        model.encode(ids, mask, sentence_end_mask=torch.ones_like(ids[:, 1:]))
+    with pytest.raises(ValueError, match="source 1 .*each end must be"):
+        model.sentence_end_masks(SENTENCES, [[45], [999]])
+
+
+def test_sentence_end_masks_follow_truncation(bpe):
+    """A sentence cut off by max_source_tokens ends at the last kept token: the document keeps a nugget."""
+    model = make(bpe, selector="sentence_boundary", residual=False).eval()
+    ids = model.tokenize_sources(SENTENCES[:1], max_tokens=6)
+    masks = model.sentence_end_masks(SENTENCES[:1], [sentence_ends(SENTENCES[0])], max_tokens=6)
+    assert len(masks[0]) == len(ids[0]) == 6
+    assert masks[0] == [0, 0, 0, 0, 1, 0]  # [CLS] dr . smith met [SEP]: "met" ends the truncated text
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
@@ -237,3 +290,127 @@ def test_beam_of_one_equals_greedy_and_cache_is_exact(bpe, architecture):
         assert sequence[len(prefix):] == greedy[row]
     five = beam_search(model, nuggets, max_new_tokens=8, num_beams=5)
     assert len(five) == len(TEXTS)
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_value_projection_is_linear_without_bias(bpe, architecture):
+    """Eq. 4: Z = X'W^V. No shared offset (it would add a constant to every nugget and inflate cosines)."""
+    model = make(bpe, architecture).eval()
+    assert not any(name.startswith("value_projection.") and name != "value_projection.weight"
+                   for name, _ in model.named_parameters())
+    torch.testing.assert_close(model.value_projection.weight, torch.eye(model.encoder.hidden_size))
+    with torch.no_grad():
+        for param in model.value_projection.parameters():
+            param.normal_()
+        d = model.encoder.hidden_size
+        x = torch.randn(3, d)
+        torch.testing.assert_close(model.value_projection(torch.zeros(1, d)), torch.zeros(1, d))
+        torch.testing.assert_close(model.value_projection(x), x @ model.value_projection.weight.T)
+
+
+def scorer_inputs_and_outputs(model, inputs, repeats=2):
+    """The scorer's input (the frozen bottom's output, layer l) and the encoder's last layer, per forward."""
+    bottoms, tops = [], []
+    handles = [model.scorer.register_forward_pre_hook(lambda m, args: bottoms.append(args[0].detach().clone())),
+               model.encoder.layers[-1].register_forward_hook(
+                   lambda m, args, out: tops.append((out[0] if isinstance(out, tuple) else out).detach().clone()))]
+    for _ in range(repeats):
+        model(*inputs)
+    for handle in handles:
+        handle.remove()
+    return bottoms, tops
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_frozen_bottom_runs_without_dropout_while_top_trains(bpe, architecture):
+    model = make(bpe, architecture).train()
+    inputs = batch(model)
+    bottoms, tops = scorer_inputs_and_outputs(model, inputs)
+    assert torch.equal(bottoms[0], bottoms[1])  # no dropout below the scorer in train mode
+    assert not torch.equal(tops[0], tops[1])  # the trainable top still has dropout
+    model.eval()
+    eval_bottoms, eval_tops = scorer_inputs_and_outputs(model, inputs, repeats=1)
+    torch.testing.assert_close(bottoms[0], eval_bottoms[0], atol=1e-6, rtol=1e-6)
+    assert torch.equal(*scorer_inputs_and_outputs(model, inputs)[1])  # eval: deterministic everywhere
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_unfrozen_bottom_trains_with_dropout(bpe, architecture):
+    """frozen_layers: -1 (TSDAE, §6.1.2): every encoder parameter trains, the embeddings' dropout included."""
+    model = make(bpe, architecture, frozen_layers=-1).train()
+    assert model.frozen_modules() == []
+    inputs = batch(model)
+    bottoms, _ = scorer_inputs_and_outputs(model, inputs)
+    assert not torch.equal(bottoms[0], bottoms[1])
+    model.zero_grad()
+    model(*inputs).backward()
+    for name, module in [("embeddings", model.encoder.embedding_modules()[0]), ("layer 1", model.encoder.layers[0])]:
+        grads = [p.grad for p in module.parameters()]
+        assert all(p.requires_grad for p in module.parameters()), name
+        assert any(g is not None and float(g.abs().sum()) > 0 for g in grads), name
+
+
+@pytest.mark.parametrize("frozen_layers, expected", [(None, 2), (0, 0), (1, 1), (4, 4)])
+def test_frozen_layers_sets_the_frozen_bottom(bpe, frozen_layers, expected):
+    model = make(bpe, frozen_layers=frozen_layers).train()  # scorer_layer = 2
+    frozen = [not any(p.requires_grad for p in layer.parameters()) for layer in model.encoder.layers]
+    assert frozen == [i < expected for i in range(model.encoder.num_layers)]
+    assert not any(p.requires_grad for p in model.encoder.embedding_modules()[0].parameters())
+    assert all(not m.training for m in model.frozen_modules())
+    assert all(m.training for m in model.encoder.layers[expected:])
+    model(*batch(model)).backward()  # frozen layers above l still pass the feedback's gradient down to e^n
+    assert model.type_embedding.weight.grad is not None and float(model.type_embedding.weight.grad.abs().sum()) > 0
+    for layer in model.encoder.layers[:expected]:
+        assert all(p.grad is None for p in layer.parameters())
+
+
+def test_frozen_layers_beyond_the_encoder_is_a_clear_error(bpe):
+    with pytest.raises(ValueError, match="frozen_layers=5 but the encoder 'tiny-random-bert' has 4 layers"):
+        make(bpe, frozen_layers=5)
+
+
+def test_tsdae_row_trains_unfrozen(bpe):
+    """rules/common.smk builds the TSDAE row's config: mean bottleneck, nothing frozen (§6.1.2)."""
+    import ast
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "rules" / "common.smk").read_text()
+    functions = [node for node in ast.parse(source).body
+                 if isinstance(node, ast.FunctionDef) and node.name in ("nugget_model_config", "tsdae_model_config")]
+    namespace = {"config": {"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
+                                       "decoder_ffn": 64, "target_vocab_size": 300},
+                            "seed": 0, "tsdae": {"noise_deletion": 0.6}}}
+    exec(compile(ast.Module(body=functions, type_ignores=[]), "rules/common.smk", "exec"), namespace)
+    cfg = NuggetConfig.from_dict(namespace["tsdae_model_config"]("ae"))
+    assert cfg.bottleneck == "mean" and cfg.frozen_bottom == -1 and cfg.noise_deletion == 0.6
+    model = NuggetModel.from_backbone(cfg, bpe)
+    assert model.frozen_modules() == [] and all(p.requires_grad for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", list(TABLE4_ABLATIONS))
+def test_table4_ablations_build_the_model_they_name(bpe, name):
+    """Every Table 4 row (§7.1) on a 12-layer tiny BERT (l = 9 needs 9 layers): frozen layers, selector, feedback."""
+    from transformers import BertConfig, BertModel
+
+    cfg = ablation_config(name, {"encoder": "tiny-random-bert", "decoder_heads": 2, "decoder_ffn": 64,
+                                 "target_vocab_size": 300})
+    torch.manual_seed(0)
+    backbone = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=12, num_attention_heads=2,
+                                    intermediate_size=64, attn_implementation="sdpa"), add_pooling_layer=False)
+    model = NuggetModel(cfg, backbone, load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe).train()
+    frozen = sum(not any(p.requires_grad for p in layer.parameters()) for layer in model.encoder.layers)
+    assert frozen == cfg.scorer_layer == {"nugget_l0": 0, "nugget_l6": 6, "nugget_l9": 9}.get(name, 3)
+    assert (model.type_embedding is None) == (name == "no_feedback")
+    assert (model.scorer is None) == (name in ("chunking", "sentence_boundary"))
+    assert (model.rule_selector.kind if model.rule_selector else "learned") == cfg.selector
+    ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
+    end_mask = None
+    if name == "sentence_boundary":
+        end_mask, _ = model.collate_sources(model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES]))
+    nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
+    counts = nuggets.mask.sum(1).tolist()
+    if name == "sentence_boundary":
+        assert counts == [2, 1]
+    else:
+        assert counts == [math.ceil(int(n) * cfg.ratio - 1e-9) for n in mask.sum(1)]
+    model(ids, mask, decoder_input_ids, labels, sentence_end_mask=end_mask).backward()

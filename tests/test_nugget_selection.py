@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.configuration import ConfigError, NuggetConfig
+from multivec.nugget.configuration import TABLE4_ABLATIONS, ConfigError, NuggetConfig, ablation_config
 from multivec.nugget.selection import (chunk_end_positions, cross_attention_bias, nugget_counts, select_top_k,
-                                       sentence_end_positions)
+                                       sentence_final_token_mask)
 
 
 def test_nugget_counts_ceil_without_float_error():
@@ -44,12 +44,39 @@ def test_chunking_takes_last_punctuation_else_chunk_end():
     assert chunk_end_positions(3, 0.9, [False] * 3) == [0, 1, 2]
 
 
-def test_sentence_boundaries_include_last_content_token():
-    # [CLS] a b . c d [SEP]: the period and the last word "d"; specials are never boundaries.
-    finals = [False, False, False, True, False, False, False]
-    content = [False, True, True, True, True, True, False]
-    assert sentence_end_positions(7, finals, content) == [3, 5]
-    assert sentence_end_positions(3, [False, True, False], [False, True, False]) == [1]
+def word_offsets(text):
+    """A whitespace/punctuation tokenizer's offset mapping, with [CLS] and [SEP] as (0, 0)."""
+    import re
+
+    return [(0, 0)] + [m.span() for m in re.finditer(r"\w+|[^\w\s]", text)] + [(0, 0)]
+
+
+def test_sentence_final_tokens_come_from_real_boundaries_not_periods():
+    text = "Dr. Who came. He left"
+    offsets = word_offsets(text)  # [CLS] Dr . Who came . He left [SEP]
+    # The corpus says: sentences end after "came." (13) and at the end of the text.
+    assert sentence_final_token_mask(offsets, [13, len(text)], text) == [0, 0, 0, 0, 0, 1, 0, 1, 0]
+    # An end recorded after the following space, with SentencePiece-style spans that include the leading
+    # space ("▁He" = " He"), and an explicit special-token mask: still the period after "came".
+    spaced = [(a - 1, b) if text[a - 1:a] == " " else (a, b) for a, b in offsets]
+    assert spaced[6] == (13, 16)
+    assert sentence_final_token_mask(spaced, [14, len(text)], text, [1, 0, 0, 0, 0, 0, 0, 0, 1]) == \
+        [0, 0, 0, 0, 0, 1, 0, 1, 0]
+
+
+def test_sentence_final_tokens_after_truncation():
+    text = "One two. Three four five."
+    offsets = word_offsets(text)[:5]  # truncated: [CLS] One two . Three
+    assert sentence_final_token_mask(offsets, [8, len(text)], text) == [0, 0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("ends, message", [([], "sentence_ends is empty"), ([5, 3], "ascending"),
+                                            ([0], "each end must be"), ([99], "at most len"),
+                                            ([4.0], "an int")])
+def test_sentence_final_tokens_reject_bad_ends(ends, message):
+    text = "One two. Three"
+    with pytest.raises(ValueError, match=message):
+        sentence_final_token_mask(word_offsets(text), ends, text)
 
 
 def test_cross_attention_bias_scales_scores_and_blocks_padding():
@@ -80,3 +107,36 @@ def test_config_round_trip_and_unknown_keys():
 def test_config_rejects_inconsistent_values(changes, key):
     with pytest.raises(ConfigError, match=f"NuggetConfig.{key}"):
         NuggetConfig(**changes)
+
+
+@pytest.mark.parametrize("changes, key", [
+    ({"frozen_layers": -2}, "frozen_layers"),
+    ({"frozen_layers": True}, "frozen_layers"),
+    ({"chunk_punctuation": "all"}, "chunk_punctuation"),
+    ({"selector": "sentence_boundary", "residual": False, "noise_deletion": 0.3}, "noise_deletion"),
+])
+def test_config_rejects_bad_frozen_layers_punctuation_and_noisy_sentence_ends(changes, key):
+    with pytest.raises(ConfigError, match=f"NuggetConfig.{key}"):
+        NuggetConfig(**changes)
+
+
+def test_frozen_bottom_defaults_to_the_scorer_layer():
+    assert NuggetConfig(scorer_layer=3).frozen_bottom == 3
+    assert NuggetConfig(scorer_layer=3, frozen_layers=-1).frozen_bottom == -1
+    assert NuggetConfig(scorer_layer=3, frozen_layers=6).frozen_bottom == 6
+
+
+@pytest.mark.parametrize("name", list(TABLE4_ABLATIONS))
+def test_table4_ablation_configs_name_what_they_change(name):
+    base = {"encoder": "tiny-random-bert", "scorer_layer": 1, "frozen_layers": -1, "feedback": False,
+            "decoder_heads": 2}
+    cfg = ablation_config(name, base)
+    assert cfg.encoder == "tiny-random-bert" and cfg.decoder_heads == 2  # the base's other keys are kept
+    expected_layer = {"nugget_l0": 0, "nugget_l6": 6, "nugget_l9": 9}.get(name, 3)
+    assert cfg.objective == "mt" and cfg.scorer_layer == expected_layer and cfg.frozen_bottom == expected_layer
+    assert cfg.feedback == (name != "no_feedback")
+    assert cfg.selector == {"chunking": "chunking", "sentence_boundary": "sentence_boundary"}.get(name, "learned")
+    assert cfg.residual == (cfg.selector == "learned")
+    assert cfg.ratio == (0.033 if name in ("nugget_r0.033", "sentence_boundary") else 0.1)
+    with pytest.raises(ConfigError, match="unknown Table 4 ablation 'nugget_l4'"):
+        ablation_config("nugget_l4", base)

@@ -2,8 +2,12 @@
 
 One dataclass holds every hyperparameter of the encoder-decoder: which pretrained encoder,
 which decoder, the compression ratio r (§3.1, k = ceil(n·r)), the scorer layer l (§3.1),
-nugget feedback (§3.3, eq. 7-8), the residual connection (§3.2, eq. 5), rule-based selectors
-used for ablations, and the TSDAE-style mean bottleneck baseline.
+the frozen bottom (§3.3 "stabilized training", §4, §7.1), nugget feedback (§3.3, eq. 7-8),
+the residual connection (§3.2, eq. 5), rule-based selectors used for ablations (§7.1, Table 4),
+and the TSDAE-style mean bottleneck baseline (§6.1.2).
+
+``TABLE4_ABLATIONS`` names each configuration of the paper's Table 4 (§7.1) as changes to a base
+configuration; ``ablation_config`` builds it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ OBJECTIVES = ("ae", "mt")
 SELECTORS = ("learned", "chunking", "sentence_boundary")
 BOTTLENECKS = ("nuggets", "mean")
 TARGET_TOKENIZERS = ("bpe", "source")
+# Punctuation the chunking selector may end a chunk at: §7.1 says "comma or period"; "wide" is an option.
+CHUNK_PUNCTUATION = ("comma_period", "wide")
 
 
 class ConfigError(ValueError):
@@ -40,10 +46,14 @@ class NuggetConfig:
     architecture: str = "bert_decoder"
     objective: str = "ae"  # "ae": reconstruct the source; "mt": translate it
     ratio: float = 0.1  # r: k = ceil(n·r) nuggets for n real source tokens
-    scorer_layer: int = 3  # l: the scorer reads layer l's states (0 = embedding output); layers <= l are frozen
+    scorer_layer: int = 3  # l: the scorer reads layer l's states (0 = embedding output)
+    # The frozen bottom, counted like scorer_layer: m freezes the embeddings and layers 1..m (run in eval
+    # mode, no gradient); None = scorer_layer (§3.3, §4: l = 3; §7.1); -1 = nothing frozen (TSDAE, §6.1.2).
+    frozen_layers: int | None = None
     feedback: bool = True  # eq. 7-8: type embeddings e^n / e^o added after layer l
     residual: bool = True  # eq. 5: scores added to every cross-attention logit
-    selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary"
+    selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary" (§7.1)
+    chunk_punctuation: str = "comma_period"  # chunking selector: "comma_period" (§7.1) | "wide" (+ ; ! ? …)
     bottleneck: str = "nuggets"  # "nuggets" | "mean" (TSDAE baseline: one mean-pooled vector)
     noise_deletion: float = 0.0  # probability of deleting each non-special source token while training
     max_source_tokens: int = 128
@@ -78,6 +88,10 @@ class NuggetConfig:
         check(self.target_tokenizer in TARGET_TOKENIZERS, "target_tokenizer", f"expected one of {TARGET_TOKENIZERS}")
         check(0.0 < self.ratio <= 1.0, "ratio", "must be in (0, 1]")
         check(self.scorer_layer >= 0, "scorer_layer", "must be >= 0")
+        frozen = self.frozen_layers
+        check(frozen is None or (type(frozen) is int and frozen >= -1), "frozen_layers",
+              "must be null (= scorer_layer), -1 (nothing frozen) or a layer index >= 0")
+        check(self.chunk_punctuation in CHUNK_PUNCTUATION, "chunk_punctuation", f"expected one of {CHUNK_PUNCTUATION}")
         check(0.0 <= self.noise_deletion < 1.0, "noise_deletion", "must be in [0, 1)")
         check(self.max_source_tokens >= 2, "max_source_tokens", "must be >= 2")
         check(2 <= self.max_target_tokens <= 510, "max_target_tokens", "must be in [2, 510] (decoder positions)")
@@ -93,6 +107,14 @@ class NuggetConfig:
         elif self.selector != "learned":
             check(not self.residual, "residual",
                   f"selector {self.selector!r} gives no scores, so there is no residual connection: set residual: false")
+        if self.bottleneck == "nuggets" and self.selector == "sentence_boundary":
+            check(self.noise_deletion == 0.0, "noise_deletion",
+                  "selector 'sentence_boundary' reads per-token sentence ends, which deleting tokens would shift: set 0")
+
+    @property
+    def frozen_bottom(self) -> int:
+        """The highest frozen layer (0 = the embeddings only, -1 = nothing frozen)."""
+        return self.scorer_layer if self.frozen_layers is None else self.frozen_layers
 
     @property
     def learned_scores(self) -> bool:
@@ -105,3 +127,27 @@ class NuggetConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "NuggetConfig":
         return _from_dict(cls, data, "NuggetConfig")
+
+
+# Table 4 (§7.1): "By default, we use machine translation as the training objective and use a compression
+# ratio r = 0.1 (or r = 0.033 for the 'sentence boundary' experiments)"; l = 3 with the frozen bottom
+# following l. Rule selectors give no scores, so they have no residual connection (eq. 5).
+TABLE4_ABLATIONS: dict[str, dict[str, Any]] = {
+    "nugget_l3": {},
+    "nugget_l0": {"scorer_layer": 0},
+    "nugget_l6": {"scorer_layer": 6},
+    "nugget_l9": {"scorer_layer": 9},
+    "no_feedback": {"feedback": False},
+    "chunking": {"selector": "chunking", "residual": False},
+    "nugget_r0.033": {"ratio": 0.033},
+    "sentence_boundary": {"selector": "sentence_boundary", "residual": False, "ratio": 0.033},
+}
+TABLE4_DEFAULTS = {"objective": "mt", "ratio": 0.1, "scorer_layer": 3, "frozen_layers": None, "feedback": True,
+                   "residual": True, "selector": "learned", "bottleneck": "nuggets", "noise_deletion": 0.0}
+
+
+def ablation_config(name: str, base: dict[str, Any] | None = None) -> NuggetConfig:
+    """The NuggetConfig of Table 4's configuration ``name`` on top of ``base`` (encoder, decoder, lengths...)."""
+    if name not in TABLE4_ABLATIONS:
+        raise ConfigError(f"unknown Table 4 ablation {name!r}; known: {', '.join(TABLE4_ABLATIONS)}")
+    return NuggetConfig.from_dict({**(base or {}), **TABLE4_DEFAULTS, **TABLE4_ABLATIONS[name]})

@@ -5,6 +5,8 @@ them before layer l+1 runs (nugget feedback, eq. 7-8). Hugging Face encoders onl
 so each architecture gets an adapter that exposes the same four steps:
 ``embed`` -> ``self_attention_mask`` -> ``run_layer(i)`` for every layer -> ``finalize``.
 The adapters call the library's own modules (embeddings, layers, norms); no attention code is copied.
+Dropout follows the mode of the module it belongs to, so a frozen bottom (§3.3) put in eval mode runs
+without dropout while the layers above it train with it.
 """
 
 from __future__ import annotations
@@ -93,7 +95,9 @@ class MBartEncoderAdapter(EncoderAdapter):
         inputs_embeds = enc.embed_tokens(input_ids)  # MBartScaledWordEmbedding applies embed_scale itself
         positions = enc.embed_positions(inputs_embeds[..., -1])  # the library passes a (B, n) tensor for the shape
         hidden = enc.layernorm_embedding(inputs_embeds + positions.to(inputs_embeds.device))
-        return nn.functional.dropout(hidden, p=enc.dropout, training=enc.training)
+        # The dropout belongs to the embeddings: it follows their mode, not the whole encoder's, so a
+        # frozen bottom kept in eval mode gives the scorer noise-free features while the top trains.
+        return nn.functional.dropout(hidden, p=enc.dropout, training=enc.layernorm_embedding.training)
 
     def finalize(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.encoder.layer_norm(hidden)

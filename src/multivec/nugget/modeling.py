@@ -1,14 +1,16 @@
 """The NUGGET encoder-decoder (Qin & Van Durme, ICML 2023, §3).
 
 Forward pass of ``NuggetModel.encode`` for one batch:
-1. embeddings and encoder layers 1..l, frozen and run without gradient (§3.1: the scorer's features);
-2. scores s = FFN(X^(l)) (eq. 2) and selection of k = ceil(n·r) tokens (eq. 3), or a rule selector;
+1. embeddings and encoder layers 1..m, the frozen bottom (§3.3 "stabilized training"): no gradient, and
+   run in eval mode (no dropout) even while the rest trains; m = l by default (§4, §7.1), -1 for TSDAE;
+2. scores s = FFN(X^(l)) (eq. 2, 7) and selection of k = ceil(n·r) tokens (eq. 3), or a rule
+   selector (§7.1: chunking, or the real sentence ends passed as ``sentence_end_mask``);
 3. nugget feedback (eq. 7-8): X^(l) + e^n at selected positions, + e^o elsewhere, into layer l+1;
-4. layers l+1..L (trainable); the selected rows of the last layer X, in token order, times W^V give
-   the nuggets Z (eq. 4);
+4. layers l+1..L; the selected rows of the last layer X, in token order, times W^V give the
+   nuggets Z = X'W^V (eq. 4: a linear map, no bias);
 5. the decoder cross-attends to Z; s_j/sqrt(d_head) is added to every cross-attention logit of
    nugget j (residual connection, eq. 5), the scorer's only gradient path.
-``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline).
+``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline, §6.1.2).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from multivec.io import read_json, write_json
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.decoder import TargetDecoder, computation_dtype
 from multivec.nugget.encoder_adapter import BertEncoderAdapter, EncoderAdapter, MBartEncoderAdapter
-from multivec.nugget.selection import NuggetScorer, RuleSelector, cross_attention_bias, select_top_k
+from multivec.nugget.selection import (NuggetScorer, RuleSelector, cross_attention_bias, select_top_k,
+                                       sentence_final_token_mask)
 from multivec.nugget.target_tokenizer import TargetTokenizer
 
 log = logging.getLogger(__name__)
@@ -115,23 +118,25 @@ class NuggetModel(nn.Module):
                 self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
                 config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout)
 
-        if config.scorer_layer > self.encoder.num_layers:
-            raise ValueError(f"scorer_layer={config.scorer_layer} but the encoder has {self.encoder.num_layers} layers")
+        for key in ("scorer_layer", "frozen_layers"):
+            if (getattr(config, key) or 0) > self.encoder.num_layers:
+                raise ValueError(f"NuggetConfig.{key}={getattr(config, key)} but the encoder "
+                                 f"{config.encoder!r} has {self.encoder.num_layers} layers")
         d = self.encoder.hidden_size
         self.scorer = NuggetScorer(d) if config.learned_scores else None
-        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer)
+        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer, config.chunk_punctuation)
                               if config.bottleneck == "nuggets" and config.selector != "learned" else None)
         # e^o (row 0) and e^n (row 1); zero at start so an untrained model keeps the pretrained encoder's states.
         self.type_embedding = nn.Embedding(2, d) if config.feedback else None
         if self.type_embedding is not None:
             nn.init.zeros_(self.type_embedding.weight)
-        # W^V, identity at start: an untrained model's nuggets are the pretrained encoder's token states.
+        # W^V (eq. 4: Z = X'W^V, no bias), identity at start: an untrained model's nuggets are the
+        # pretrained encoder's token states.
         self.value_projection = None
         if config.bottleneck == "nuggets":
-            self.value_projection = nn.Linear(d, d)
+            self.value_projection = nn.Linear(d, d, bias=False)
             with torch.no_grad():
                 self.value_projection.weight.copy_(torch.eye(d))
-                self.value_projection.bias.zero_()
 
         for module in self.frozen_modules():
             module.requires_grad_(False)
@@ -202,12 +207,17 @@ class NuggetModel(nn.Module):
 
     # -- modes -----------------------------------------------------------------------------------
     def frozen_modules(self) -> list[nn.Module]:
-        """The frozen bottom: embeddings and encoder layers 1..l (not registered twice: a plain list)."""
-        return self.encoder.embedding_modules() + list(self.encoder.layers[: self.config.scorer_layer])
+        """The frozen bottom: embeddings and encoder layers 1..m, m = ``config.frozen_bottom`` (a plain list,
+        not registered twice); empty when nothing is frozen (m = -1)."""
+        m = self.config.frozen_bottom
+        if m < 0:
+            return []
+        return self.encoder.embedding_modules() + list(self.encoder.layers[:m])
 
     def train(self, mode: bool = True) -> "NuggetModel":
         super().train(mode)
         # The frozen bottom always runs as at inference (no dropout): the scorer's features are fixed.
+        # The adapters take the embedding dropout's flag from the embedding modules, so this covers it.
         for module in self.frozen_modules():
             module.eval()
         return self
@@ -229,19 +239,47 @@ class NuggetModel(nn.Module):
         return self.source_tokenizer(list(texts), truncation=True, max_length=max_tokens,
                                      add_special_tokens=True)["input_ids"]
 
+    def sentence_end_masks(self, texts: Sequence[str], sentence_ends: Sequence[Sequence[int]],
+                           max_tokens: int | None = None) -> list[list[int]]:
+        """Per-token 1 at sentence-final tokens, aligned with ``tokenize_sources(texts, max_tokens)``.
+
+        ``sentence_ends``: per text, the character offsets (exclusive) where its sentences end (the
+        corpus rows' ``source_sentence_ends``). Needs a fast tokenizer (offset mapping).
+        """
+        if len(texts) != len(sentence_ends):
+            raise ValueError(f"{len(texts)} texts but {len(sentence_ends)} sentence_ends lists")
+        if not getattr(self.source_tokenizer, "is_fast", False):
+            raise ValueError(f"source tokenizer {type(self.source_tokenizer).__name__} has no offset mapping: "
+                             "the sentence-boundary selector needs a fast tokenizer")
+        max_tokens = max_tokens or self.config.max_source_tokens
+        encoded = self.source_tokenizer(list(texts), truncation=True, max_length=max_tokens, add_special_tokens=True,
+                                        return_offsets_mapping=True, return_special_tokens_mask=True)
+        masks = []
+        for row, (text, ends) in enumerate(zip(texts, sentence_ends)):
+            try:
+                masks.append(sentence_final_token_mask(encoded["offset_mapping"][row], ends, text,
+                                                       encoded["special_tokens_mask"][row]))
+            except ValueError as error:
+                raise ValueError(f"source {row} ({text[:40]!r}...): {error}") from None
+        return masks
+
     def collate_sources(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Right-padded ids and the padding mask (1 = real token)."""
         return pad_sequences(sequences, self.source_tokenizer.pad_token_id, self.device)
 
     # -- the model -------------------------------------------------------------------------------
-    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Nuggets:
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               sentence_end_mask: torch.Tensor | None = None) -> Nuggets:
+        """Nuggets of a right-padded batch. ``sentence_end_mask`` (B × n, 1 at sentence-final tokens, see
+        ``sentence_end_masks``) is required by the sentence-boundary selector and ignored otherwise."""
         cfg, enc = self.config, self.encoder
         token_mask = attention_mask.bool()
-        with torch.no_grad():  # frozen bottom: embeddings and layers 1..l
-            hidden = enc.embed(input_ids)
-            layer_mask = enc.self_attention_mask(hidden, attention_mask)
-            for i in range(cfg.scorer_layer):
-                hidden = enc.run_layer(i, hidden, layer_mask)
+        # The frozen bottom has requires_grad False and no trainable input, so autograd records nothing
+        # there; above it (or past the feedback), activations carry gradients to the trainable parts.
+        hidden = enc.embed(input_ids)
+        layer_mask = enc.self_attention_mask(hidden, attention_mask)
+        for i in range(cfg.scorer_layer):
+            hidden = enc.run_layer(i, hidden, layer_mask)
 
         indices = nugget_mask = all_scores = None
         if cfg.bottleneck == "nuggets":
@@ -249,7 +287,7 @@ class NuggetModel(nn.Module):
                 all_scores = self.scorer(hidden).float()
                 indices, nugget_mask = select_top_k(all_scores, token_mask, cfg.ratio)
             else:
-                indices, nugget_mask = self.rule_selector(input_ids, token_mask)
+                indices, nugget_mask = self.rule_selector(input_ids, token_mask, sentence_end_mask)
             if self.type_embedding is not None:
                 # scatter_add, not scatter: padded slots point at position 0 and must not overwrite it.
                 hits = torch.zeros_like(input_ids).scatter_add(1, indices, nugget_mask.long())
@@ -274,9 +312,9 @@ class NuggetModel(nn.Module):
         return cross_attention_bias(nuggets.mask, scores, self.decoder.head_dim, computation_dtype(nuggets.vectors))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor,
-                labels: torch.Tensor) -> torch.Tensor:
+                labels: torch.Tensor, sentence_end_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted)."""
-        nuggets = self.encode(input_ids, attention_mask)
+        nuggets = self.encode(input_ids, attention_mask, sentence_end_mask)
         hidden, _ = self.decoder(decoder_input_ids, nuggets.vectors, self.memory_bias(nuggets))
         predicted = labels != IGNORE_INDEX
         # Project only the positions with a label: the output layer is the costliest matrix product.

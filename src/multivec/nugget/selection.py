@@ -1,10 +1,13 @@
-"""Nugget selection (paper §3.1, eq. 2-4) and the rule-based selectors used for ablations.
+"""Nugget selection (paper §3.1, eq. 2-4) and the rule-based selectors of the ablations (§7.1, Table 4).
 
 - ``NuggetScorer``: s = FFN(X^(l)), one score per token from encoder layer l (eq. 2).
 - ``select_top_k``: k = ceil(n·r) per document over its n real (non-padding) tokens, TopK by s
   (eq. 3), returned in original token order so nuggets keep the text's order (eq. 4).
-- ``select_chunk_ends`` / ``select_sentence_ends``: rule selectors behind the same output
-  (indices + mask), without scores.
+- ``RuleSelector``: the two rule selectors of §7.1 behind the same output (indices + mask), without
+  scores. "Chunking": ceil(n·r) equal chunks, each ending at its last comma or period, else its last
+  token (``chunk_end_positions``). "Sentence boundary": the tokens that end a sentence, from the corpus's
+  real sentence boundaries (``sentence_final_token_mask`` maps the character offsets of sentence ends to
+  tokens), never guessed from punctuation (so "Dr." does not end a sentence).
 
 All selectors return ``indices`` (B × k_max, ascending within each row, 0 in padded slots) and
 ``nugget_mask`` (B × k_max, True for real nuggets): documents in a batch have different k.
@@ -18,9 +21,12 @@ from typing import Iterable, Sequence
 import torch
 from torch import nn
 
-# Punctuation that ends a sentence / may end a chunk, after stripping sub-word markers.
-SENTENCE_FINAL = frozenset({".", "!", "?", "。", "！", "？", "…"})
-CHUNK_FINAL = SENTENCE_FINAL | frozenset({",", "，", "、", ";", "；"})
+# Punctuation that may end a chunk (after stripping sub-word markers): §7.1 says "comma or period"
+# (ASCII and CJK forms); "wide" adds the other clause and sentence marks.
+CHUNK_FINAL = {
+    "comma_period": frozenset({",", ".", "，", "。"}),
+    "wide": frozenset({",", ".", "，", "。", "、", ";", "；", "!", "?", "！", "？", "…"}),
+}
 _SUBWORD_MARKERS = ("▁", "Ġ", "##")
 
 
@@ -83,39 +89,72 @@ def chunk_end_positions(n: int, ratio: float, is_chunk_final: Sequence[bool]) ->
     return chosen
 
 
-def sentence_end_positions(n: int, is_sentence_final: Sequence[bool], is_content: Sequence[bool]) -> list[int]:
-    """Sentence-final punctuation among content tokens, plus the last content token (the last sentence's end)."""
-    content = [i for i in range(n) if is_content[i]]
+def sentence_final_token_mask(offsets: Sequence[Sequence[int]], sentence_ends: Sequence[int], source: str,
+                              special_mask: Sequence[int] | None = None) -> list[int]:
+    """Per-token 1 at the last token of each sentence, 0 elsewhere.
+
+    ``offsets``: the tokenizer's offset mapping of ``source`` ((start, end) characters per token);
+    ``sentence_ends``: character offsets (exclusive) in ``source`` where a sentence ends, ascending;
+    ``special_mask``: 1 for special tokens ([CLS], language codes, </s>), which never end a sentence
+    (without it, tokens with an empty span count as special). A sentence ends at the last content token
+    starting before its end (whitespace before the end is skipped). A sentence cut off by truncation ends
+    at the last token kept, so a truncated document still gets its last nugget.
+    """
+    if not sentence_ends:
+        raise ValueError("sentence_ends is empty: every source has at least one sentence (its end is len(source))")
+    previous = 0
+    for end in sentence_ends:
+        if type(end) is not int or not previous < end <= len(source):
+            raise ValueError(f"sentence_ends={list(sentence_ends)!r}: each end must be an int in "
+                             f"({previous}, {len(source)}] (ascending, at most len(source))")
+        previous = end
+    special = special_mask if special_mask is not None else [int(b <= a) for a, b in offsets]
+    content = [i for i, (a, b) in enumerate(offsets) if not special[i] and b > a]
+    mask = [0] * len(offsets)
     if not content:
-        return [0]
-    ends = {i for i in content if is_sentence_final[i]}
-    ends.add(content[-1])
-    return sorted(ends)
+        return mask
+    cursor = 0
+    for end in sentence_ends:
+        while end > 0 and source[end - 1].isspace():
+            end -= 1
+        while cursor + 1 < len(content) and offsets[content[cursor + 1]][0] < end:
+            cursor += 1
+        if offsets[content[cursor]][0] < end:
+            mask[content[cursor]] = 1
+    return mask
 
 
 class RuleSelector:
-    """Rule-based selection over token strings; the vocabulary flags are computed once per tokenizer."""
+    """Rule-based selection (§7.1); the chunking punctuation flags are computed once per tokenizer."""
 
-    def __init__(self, kind: str, ratio: float, tokenizer):
+    def __init__(self, kind: str, ratio: float, tokenizer, chunk_punctuation: str = "comma_period"):
         if kind not in ("chunking", "sentence_boundary"):
             raise ValueError(f"unknown rule selector {kind!r}")
+        if chunk_punctuation not in CHUNK_FINAL:
+            raise ValueError(f"unknown chunk_punctuation {chunk_punctuation!r}; known: {', '.join(CHUNK_FINAL)}")
         self.kind, self.ratio = kind, ratio
-        self.special_ids = set(tokenizer.all_special_ids)
-        vocab = tokenizer.get_vocab()
-        self.chunk_final_ids = _ids_of(vocab, CHUNK_FINAL)
-        self.sentence_final_ids = _ids_of(vocab, SENTENCE_FINAL)
+        self.chunk_final_ids = _ids_of(tokenizer.get_vocab(), CHUNK_FINAL[chunk_punctuation])
 
-    def __call__(self, input_ids: torch.Tensor, token_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        rows = []
-        for ids, mask in zip(input_ids.tolist(), token_mask.tolist()):
-            n = sum(mask)  # padding is on the right
-            ids = ids[:n]
-            if self.kind == "chunking":
-                rows.append(chunk_end_positions(n, self.ratio, [i in self.chunk_final_ids for i in ids]))
-            else:
-                rows.append(sentence_end_positions(n, [i in self.sentence_final_ids for i in ids],
-                                                   [i not in self.special_ids for i in ids]))
-        return _pad_position_lists(rows, input_ids.device)
+    def __call__(self, input_ids: torch.Tensor, token_mask: torch.Tensor,
+                 sentence_end_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.kind == "chunking":
+            rows = []
+            for ids, mask in zip(input_ids.tolist(), token_mask.tolist()):
+                n = sum(mask)  # padding is on the right
+                rows.append(chunk_end_positions(n, self.ratio, [i in self.chunk_final_ids for i in ids[:n]]))
+            return _pad_position_lists(rows, input_ids.device)
+        if sentence_end_mask is None:
+            raise ValueError("selector 'sentence_boundary' needs sentence_end_mask (B × n, 1 at sentence-final "
+                             "tokens), built from the corpus's source_sentence_ends by NuggetModel.sentence_end_masks")
+        if sentence_end_mask.shape != input_ids.shape:
+            raise ValueError(f"sentence_end_mask has shape {tuple(sentence_end_mask.shape)}, "
+                             f"input_ids {tuple(input_ids.shape)}: one flag per source token")
+        ends = sentence_end_mask.bool() & token_mask.bool()
+        empty = (~ends.any(dim=1)).nonzero().flatten().tolist()
+        if empty:
+            raise ValueError(f"sentence_end_mask marks no real token in batch row(s) {empty}: "
+                             "every document has at least one sentence end")
+        return _pad_position_lists([row.nonzero().flatten().tolist() for row in ends], input_ids.device)
 
 
 def _ids_of(vocab: dict[str, int], symbols: Iterable[str]) -> set[int]:
