@@ -7,7 +7,7 @@ import torch
 
 from multivec.nugget.configuration import TABLE4_ABLATIONS, NuggetConfig, ablation_config
 from multivec.nugget.generation import beam_search, greedy_decode
-from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+from multivec.nugget.modeling import NuggetModel, load_source_tokenizer, pad_sequences
 from multivec.nugget.target_tokenizer import TargetTokenizer
 
 TEXTS = ["The cat sat on the mat. It was happy, very happy indeed.", "Dogs bark loudly at night!",
@@ -192,7 +192,7 @@ def test_sentence_boundary_selector_uses_real_sentence_ends(bpe, architecture):
     assert model.scorer is None
     ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
     masks = model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
-    end_mask, _ = model.collate_sources(masks)
+    end_mask, _ = pad_sequences(masks, 0, model.device)  # flags pad with 0, not the pad token id
     nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
     assert nuggets.scores is None
     chosen = [model.source_tokenizer.convert_ids_to_tokens(ids[row, nuggets.indices[row][nuggets.mask[row]]].tolist())
@@ -406,7 +406,8 @@ def test_table4_ablations_build_the_model_they_name(bpe, name):
     ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
     end_mask = None
     if name == "sentence_boundary":
-        end_mask, _ = model.collate_sources(model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES]))
+        masks = model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
+        end_mask, _ = pad_sequences(masks, 0, model.device)
     nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
     counts = nuggets.mask.sum(1).tolist()
     if name == "sentence_boundary":

@@ -244,7 +244,8 @@ class NuggetModel(nn.Module):
         """Per-token 1 at sentence-final tokens, aligned with ``tokenize_sources(texts, max_tokens)``.
 
         ``sentence_ends``: per text, the character offsets (exclusive) where its sentences end (the
-        corpus rows' ``source_sentence_ends``). Needs a fast tokenizer (offset mapping).
+        corpus rows' ``source_sentence_ends``). Needs a fast tokenizer (offset mapping). A batch pads
+        them with 0 (``pad_sequences(masks, 0, device)``) and passes them as ``sentence_end_mask``.
         """
         if len(texts) != len(sentence_ends):
             raise ValueError(f"{len(texts)} texts but {len(sentence_ends)} sentence_ends lists")
