@@ -5,9 +5,10 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.configuration import TABLE4_ABLATIONS, ConfigError, NuggetConfig, ablation_config
-from multivec.nugget.selection import (chunk_end_positions, cross_attention_bias, nugget_counts, select_top_k,
-                                       sentence_final_token_mask)
+from multivec.nugget.configuration import (CHUNK_PUNCTUATION, TABLE4_ABLATIONS, ConfigError, NuggetConfig,
+                                           ablation_config)
+from multivec.nugget.selection import (CHUNK_FINAL, chunk_end_positions, cross_attention_bias, nugget_counts,
+                                       select_top_k, sentence_final_token_mask)
 
 
 def test_nugget_counts_ceil_without_float_error():
@@ -35,6 +36,13 @@ def test_top_k_counts_real_tokens_only_and_is_ascending(ratio):
         best = scores[row, :n].topk(k).indices.sort().values.tolist()
         assert chosen == best
         assert not nugget_mask[row, k:].any()
+
+
+def test_chunk_punctuation_options_are_comma_and_period_by_default():
+    assert set(CHUNK_FINAL) == set(CHUNK_PUNCTUATION)  # every config option has its punctuation set
+    assert NuggetConfig().chunk_punctuation == "comma_period"
+    assert CHUNK_FINAL["comma_period"] == {",", ".", "，", "。"}  # §7.1: "comma or period"
+    assert CHUNK_FINAL["comma_period"] < CHUNK_FINAL["wide"]
 
 
 def test_chunking_takes_last_punctuation_else_chunk_end():

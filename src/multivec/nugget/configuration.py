@@ -109,7 +109,8 @@ class NuggetConfig:
                   f"selector {self.selector!r} gives no scores, so there is no residual connection: set residual: false")
         if self.bottleneck == "nuggets" and self.selector == "sentence_boundary":
             check(self.noise_deletion == 0.0, "noise_deletion",
-                  "selector 'sentence_boundary' reads per-token sentence ends, which deleting tokens would shift: set 0")
+                  "selector 'sentence_boundary' reads per-token sentence ends, which deleting tokens would "
+                  "shift: set 0")
 
     @property
     def frozen_bottom(self) -> int:
