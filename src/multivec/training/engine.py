@@ -34,7 +34,7 @@ from torch import nn
 from multivec.io import read_json, write_json
 from multivec.nugget.configuration import _from_dict
 from multivec.training import checkpoint as ckpt
-from multivec.training.distributed import Runtime, setup_runtime
+from multivec.training.distributed import PRECISIONS, Runtime, setup_runtime
 from multivec.training.metrics import METRICS_FILE, metric_columns, write_metrics
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,8 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{key}={getattr(self, key)!r}: must be >= 1")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"TrainConfig.device={self.device!r}: expected 'auto', 'cpu' or 'cuda'")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"TrainConfig.precision={self.precision!r}: expected one of {', '.join(PRECISIONS)}")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"TrainConfig.schedule={self.schedule!r}: expected one of {', '.join(SCHEDULES)}")
         if self.warmup_steps < 0 or self.warmup_steps > self.max_steps:
