@@ -190,6 +190,18 @@ def test_resume_refuses_a_different_train_config(tmp_path):
         fit(tmp_path, config(lr=0.1))
 
 
+def test_damaged_checkpoint_files_are_named(tmp_path):
+    with pytest.raises(_Interrupted):
+        fit(tmp_path, interrupt=3)
+    state = latest_checkpoint(tmp_path) / "state.json"
+    state.write_text('{"step": 3}')
+    with pytest.raises(ValueError, match=r"state.json: checkpoint file lacks epoch, position"):
+        fit(tmp_path)
+    state.write_text("{")
+    with pytest.raises(ValueError, match=r"state.json: not a readable checkpoint file"):
+        fit(tmp_path)
+
+
 class _Planted:
     """Unpickling this runs ``touch <marker>``."""
 

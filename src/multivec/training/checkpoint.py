@@ -84,12 +84,25 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def read_checkpoint_json(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A JSON object of a checkpoint; a missing, unreadable or incomplete file is an error naming it."""
+    try:
+        data = read_json(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a readable checkpoint file ({error}); delete {path.parent} to start over") \
+            from None
+    missing = [key for key in required if not isinstance(data, dict) or key not in data]
+    if missing:
+        raise ValueError(f"{path}: checkpoint file lacks {', '.join(missing)}; delete {path.parent} to start over")
+    return data
+
+
 def latest_checkpoint(out_dir: Path) -> Path | None:
     """The folder ``checkpoint/latest.json`` names, or None when there is no checkpoint."""
     pointer = Path(out_dir) / CHECKPOINT_DIR / LATEST_FILE
     if not pointer.exists():
         return None
-    name = read_json(pointer).get("folder")
+    name = read_checkpoint_json(pointer, ("folder",))["folder"]
     folder = pointer.parent / str(name)
     if not isinstance(name, str) or "/" in name or not folder.is_dir():
         raise FileNotFoundError(f"{pointer} names {name!r}, which is not a checkpoint folder next to it")
@@ -129,7 +142,7 @@ def check_same_run(checkpoint: Path, expected: dict[str, Any], resumable: set[st
 
     Every section of ``expected`` except ``derived`` must match; ``train`` keys in ``resumable`` may change.
     """
-    saved = read_json(checkpoint / RUN_CONFIG_FILE)
+    saved = read_checkpoint_json(checkpoint / RUN_CONFIG_FILE)
     differences = []
     for section, values in expected.items():
         if section == "derived":

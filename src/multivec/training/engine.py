@@ -218,7 +218,7 @@ class Trainer:
         if not rng_path.exists():
             raise FileNotFoundError(f"{rng_path} is missing: the checkpoint was written by a run with fewer ranks")
         ckpt.set_rng_state(ckpt.safe_load(rng_path, map_location="cpu"))
-        state = read_json(checkpoint / ckpt.STATE_FILE)
+        state = ckpt.read_checkpoint_json(checkpoint / ckpt.STATE_FILE, tuple(self._initial_state()))
         if rt.is_main:  # Snakemake removed a killed job's outputs: restore them from the checkpoint
             write_metrics(self.out / METRICS_FILE, self.columns, state["metrics"])
             if (checkpoint / ckpt.BEST_WEIGHTS_FILE).exists():
