@@ -27,7 +27,7 @@ from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel
 from multivec.nugget.target_tokenizer import TargetTokenizer
 from multivec.training.distributed import Runtime
-from multivec.training.engine import TrainConfig, TrainingTask, make_optimizer, seeded_generator, train_task
+from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
 
 log = logging.getLogger(__name__)
 

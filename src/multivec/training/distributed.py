@@ -10,14 +10,11 @@ rank's embeddings while gradients still flow back to each rank's own slice.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
-
-log = logging.getLogger(__name__)
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
