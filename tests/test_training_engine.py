@@ -280,3 +280,6 @@ def test_two_ranks_under_torchrun_equal_two_accumulated_micro_batches(tmp_path):
     for name in single:
         torch.testing.assert_close(ddp[name], single[name], atol=1e-6, rtol=1e-5)
     assert read_json(out / "config.json")["derived"]["world_size"] == 2
+    # train_loss is averaged over ranks, as over accumulated micro-batches
+    assert float(metrics(out)[0]["train_loss"]) == pytest.approx(float(metrics(tmp_path / "single")[0]["train_loss"]),
+                                                                rel=1e-5)

@@ -56,6 +56,14 @@ class Runtime:
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
         return bool(tensor.item())
 
+    def sum_over_ranks(self, *values: float) -> list[float]:
+        """Each value summed over all ranks (one all-reduce); the values themselves in one process."""
+        if not self.distributed:
+            return list(values)
+        tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor)
+        return tensor.tolist()
+
 
 def resolve_device(device: str, local_rank: int = 0) -> torch.device:
     """``"auto"``: CUDA when available, else CPU; ``"cuda"`` without CUDA is an error."""

@@ -362,14 +362,15 @@ class Trainer:
             scaler.step(optimizer)
             scaler.update()
             scheduler.step()
-            loss_value = loss_sum / cfg.grad_accumulation
+            loss_sum, count = rt.sum_over_ranks(loss_sum, count)  # every rank sees the same loss: all stop together
+            loss_value = loss_sum / per_step
             if not math.isfinite(loss_value):
                 raise FloatingPointError(f"{out}: training loss is {loss_value} at step {state['step']}")
 
             state["window_seconds"] += time.perf_counter() - started  # step time only: the throughput figure
             state["window_loss"] += loss_value
             state["window_steps"] += 1
-            state["window_count"] += count
+            state["window_count"] += int(count)
             progress.update(1)
             progress.set_postfix(loss=f"{loss_value:.3f}", refresh=False)
             steps_this_call += 1

@@ -1,8 +1,8 @@
 """The metrics CSV every training run writes (``metrics.csv``): one row per evaluation.
 
-Columns: ``step``, ``train_loss`` (mean over the steps since the previous row), the model's dev metrics,
-``<unit>_per_s`` (throughput over step time only) and ``elapsed_s`` (wall clock of the loop, evaluations
-and checkpoints included, summed over resumed runs). The last two depend on the machine; the others do not.
+Columns: ``step``, ``train_loss`` (mean over the steps since the previous row, and over micro-batches and
+ranks), the model's dev metrics, ``<unit>_per_s`` (all ranks' throughput over rank 0's step time) and
+``elapsed_s`` (wall clock of the loop, evaluations and checkpoints included, summed over resumed runs). The last two depend on the machine; the others do not.
 """
 
 from __future__ import annotations
