@@ -74,7 +74,8 @@ def worker(name: str, steps: int) -> dict:
     from multivec.nugget.configuration import NuggetConfig
     from multivec.nugget.modeling import NuggetModel
     from multivec.nugget.target_tokenizer import TargetTokenizer
-    from multivec.nugget.training import TokenizedPairs, TrainConfig, _make_optimizer, epoch_batches, make_batch
+    from multivec.nugget.training import TokenizedPairs, TrainConfig, epoch_batches, make_batch, parameter_groups
+    from multivec.training.engine import make_optimizer
 
     description, kind, model_changes, settings = CASES[name]
     threads = settings.get("threads", 1)
@@ -96,7 +97,8 @@ def worker(name: str, steps: int) -> dict:
 
     if kind in ("train", "lengths"):
         data = TokenizedPairs(model.tokenize_sources(texts, 128), model.target_tokenizer.encode(texts, 128))
-        optimizer, _ = _make_optimizer(model, TrainConfig(lr=1e-4, lr_scratch=1e-3))
+        train_config = TrainConfig(lr=1e-4, lr_scratch=1e-3)
+        optimizer = make_optimizer(parameter_groups(model, train_config), train_config)
         model.train()
         batch_size = 16
         if kind == "train":

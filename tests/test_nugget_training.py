@@ -12,7 +12,8 @@ from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.encoding import encode_documents, write_nugget_encodings
 from multivec.nugget.generation import generate_texts
 from multivec.nugget.modeling import NuggetModel
-from multivec.nugget.training import TrainConfig, _Interrupted, train
+from multivec.nugget.training import TrainConfig, train
+from multivec.training.engine import TrainingTimeLimitError, _Interrupted
 
 WORDS = "the cat dog sat ran on a mat house red blue small big quickly slowly and but near far tree".split()
 
@@ -117,10 +118,11 @@ def test_resume_refuses_a_different_configuration(corpus, tmp_path):
         run(corpus, tmp_path, smoke_config(ratio=0.5))
 
 
-def test_time_cap_stops_and_is_recorded(corpus, tmp_path):
-    summary = run(corpus, tmp_path, smoke_config(), max_minutes=1e-6)
-    assert summary["stopped_by"] == "max_minutes" and summary["train_steps"] == 1
-    assert (tmp_path / "model.safetensors").exists()
+def test_time_cap_fails_loudly_without_a_model(corpus, tmp_path):
+    with pytest.raises(TrainingTimeLimitError, match="raise train.max_minutes"):
+        run(corpus, tmp_path, smoke_config(), max_minutes=1e-6)
+    assert not (tmp_path / "model.safetensors").exists() and not (tmp_path / "training_summary.json").exists()
+    assert read_json(tmp_path / "checkpoint" / "latest.json")["folder"] == "step_00000001"
 
 
 @pytest.mark.parametrize("changes", [
