@@ -183,3 +183,34 @@ def test_resume_after_kill_9_equals_uninterrupted_run(corpus, tmp_path):
     assert (whole / "model.safetensors").read_bytes() == (killed / "model.safetensors").read_bytes()
     keep = ("step", "train_loss", "dev_loss")
     assert [[r[k] for k in keep] for r in metrics(whole)] == [[r[k] for k in keep] for r in metrics(killed)]
+
+
+def test_sentence_boundary_selector_trains_on_corpus_sentence_ends(tmp_path):
+    """Table 4's sentence-boundary selector reads the corpus rows' real sentence ends: nuggets are the
+    sentence-final tokens ("Dr." inside a sentence is not one), and rows without ends are refused."""
+    from multivec.nugget.training import make_batch, tokenize_pairs
+
+    texts = ["Dr. Smith sat on a mat. The cat ran.", "A dog sat near a tree. Dr. Red ran far. The end."]
+    rows = [{"id": f"s{i}", "source": t, "target": t,
+             "source_sentence_ends": [i + 1 for i, c in enumerate(t) if c == "." and t[max(0, i - 2):i] != "Dr"]}
+            for i, t in enumerate(texts)]
+    write_jsonl(tmp_path / "train.jsonl", rows * 4)
+    write_jsonl(tmp_path / "dev.jsonl", rows)
+    config = smoke_config(selector="sentence_boundary", residual=False, ratio=0.1)
+    summary = train(config, TrainConfig(max_steps=2, batch_size=4, eval_every=2, checkpoint_every=2, threads=1,
+                                        device="cpu"), tmp_path / "train.jsonl", tmp_path / "dev.jsonl",
+                    tmp_path / "out")
+    assert summary["train_steps"] == 2
+
+    from multivec.nugget.target_tokenizer import TargetTokenizer
+
+    model = NuggetModel.from_backbone(config, TargetTokenizer.load(tmp_path / "out" / "target_tokenizer"))
+    data = tokenize_pairs(model, rows)
+    assert [sum(m) for m in data.sentence_ends] == [2, 3]  # "Dr." never counts
+    batch = make_batch(model, data, [0, 1], None)
+    assert len(batch) == 5
+    nuggets = model.encode(batch[0], batch[1], batch[4])
+    assert nuggets.mask.sum(1).tolist() == [2, 3]
+
+    with pytest.raises(ValueError, match="source_sentence_ends"):
+        tokenize_pairs(model, [{k: v for k, v in rows[0].items() if k != "source_sentence_ends"}])

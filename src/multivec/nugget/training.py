@@ -24,7 +24,7 @@ import torch
 
 from multivec.io import MalformedInputError, read_jsonl
 from multivec.nugget.configuration import NuggetConfig
-from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel
+from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel, pad_sequences
 from multivec.nugget.target_tokenizer import TargetTokenizer
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
@@ -54,12 +54,28 @@ def read_pairs(path: str | os.PathLike) -> list[dict[str, str]]:
 class TokenizedPairs:
     sources: list[list[int]]
     targets: list[list[int]]
+    # Per source, 1 at sentence-final tokens; only for the sentence-boundary selector (Table 4).
+    sentence_ends: list[list[int]] | None = None
 
 
-def tokenize_pairs(model: NuggetModel, rows: Sequence[dict[str, str]]) -> TokenizedPairs:
+def needs_sentence_ends(config: NuggetConfig) -> bool:
+    return config.bottleneck == "nuggets" and config.selector == "sentence_boundary"
+
+
+def tokenize_pairs(model: NuggetModel, rows: Sequence[dict[str, Any]]) -> TokenizedPairs:
     cfg = model.config
-    return TokenizedPairs(model.tokenize_sources([r["source"] for r in rows], cfg.max_source_tokens),
-                          model.target_tokenizer.encode([r["target"] for r in rows], cfg.max_target_tokens))
+    texts = [r["source"] for r in rows]
+    sentence_ends = None
+    if needs_sentence_ends(cfg):
+        missing = [r["id"] for r in rows if not isinstance(r.get("source_sentence_ends"), list)]
+        if missing:
+            raise ValueError(f"selector 'sentence_boundary' needs the corpus rows' 'source_sentence_ends' "
+                             f"(missing in {len(missing)} rows, e.g. id {missing[0]!r}): rebuild the corpus")
+        sentence_ends = model.sentence_end_masks(texts, [r["source_sentence_ends"] for r in rows],
+                                                 cfg.max_source_tokens)
+    return TokenizedPairs(model.tokenize_sources(texts, cfg.max_source_tokens),
+                          model.target_tokenizer.encode([r["target"] for r in rows], cfg.max_target_tokens),
+                          sentence_ends)
 
 
 def delete_tokens(ids: Sequence[int], probability: float, special_ids: set[int],
@@ -98,7 +114,12 @@ def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], no
         sources = [delete_tokens(s, model.config.noise_deletion, special, noise_generator) for s in sources]
     input_ids, attention_mask = model.collate_sources(sources)
     decoder_input_ids, labels = model.target_batch([data.targets[i] for i in rows])
-    return input_ids, attention_mask, decoder_input_ids, labels
+    if data.sentence_ends is None:
+        return input_ids, attention_mask, decoder_input_ids, labels
+    # Padded with 0 (not the pad id): padding is never a sentence end. No deletion noise here (the
+    # config refuses it with this selector), so the flags stay aligned with the ids.
+    sentence_end_mask, _ = pad_sequences([data.sentence_ends[i] for i in rows], 0, model.device)
+    return input_ids, attention_mask, decoder_input_ids, labels, sentence_end_mask
 
 
 def parameter_groups(model: NuggetModel, cfg: TrainConfig) -> list[dict[str, Any]]:
@@ -167,7 +188,7 @@ class NuggetTask(TrainingTask):
         log.info("%s: %d trainable and %d frozen parameters on %s (world size %d)", out_dir, trainable, frozen,
                  runtime.device, runtime.world_size)
         self.derived = {"encoder_layers": model.encoder.num_layers, "hidden_size": model.encoder.hidden_size,
-                        "frozen_layers": self.model_config.scorer_layer, "frozen_parameters": frozen,
+                        "frozen_layers": self.model_config.frozen_bottom, "frozen_parameters": frozen,
                         "trainable_parameters": trainable, "target_vocab_size": model.target_tokenizer.vocab_size,
                         "decoder_start_id": model.target_tokenizer.eos_id,
                         "target_prefix_ids": model.target_tokenizer.prefix_ids,
