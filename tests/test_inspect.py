@@ -301,3 +301,24 @@ def test_corrupt_safetensors_from_the_command_line(tmp_path):
                                      "1,000,000,000,000 exceeds the file's 2 remaining bytes "
                                      "(truncated file or garbage header)")
     assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"source": "q1", "candidates": ["a1"], "answer": 3}],
+     "task.jsonl:1: task row: answer 3 is not an index into its 1 candidates"),
+    ([{"source": "q1", "candidates": ["a1"], "answer": True}], "task.jsonl:1: task row lacks an integer 'answer'"),
+    ([{"source": "q1", "candidates": "a1", "answer": 0}], "task.jsonl:1: task row lacks a list 'candidates'"),
+])
+def test_malformed_task_rows_name_file_and_line(task_folder, rows, message, capsys):
+    write_jsonl(task_folder / "task.jsonl", rows)
+    assert main(["inspect", str(task_folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {task_folder}/{message}"
+
+
+def test_malformed_rankings_rows_name_file_and_line(tmp_path, capsys):
+    path = tmp_path / "pi.rankings.jsonl"
+    write_jsonl(path, [{"source": "q", "candidates": ["a", "b"], "scores": [0.1, 0.2], "answer": 0},
+                       {"source": "q", "candidates": ["a", "b"], "scores": [0.1], "answer": 0}])
+    assert main(["inspect", str(path)]) == 1
+    assert capsys.readouterr().err.strip() == f"error: {path}:2: rankings row: 1 scores for 2 candidates"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from multivec.inspection.common import (Report, format_summary, is_dir_with, length_summary, read_json_checked,
-                                        read_safetensors_header, schema, short)
+                                        read_safetensors_header, schema, short, short_json)
 from multivec.inspection.registry import inspector
 from multivec.io import MalformedInputError, read_jsonl
 
@@ -42,7 +42,8 @@ def inspect_encodings(path: Path, report: Report) -> None:
                 f"({vectors['dtype']})")
     report.line(f"vectors per document: {format_summary(length_summary(per_doc))}")
     if isinstance(info, dict) and info:
-        report.line("info: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+        report.line("info: " + ", ".join(f"{k}={v if not isinstance(v, (dict, list)) else short_json(v, 120)}"
+                                         for k, v in info.items()))
     report.line(f"documents.jsonl schema: {schema(documents)}")
     for row, count in list(zip(documents, per_doc))[:report.n]:
         line = f"  {row.get('id')}: {count} vectors"

@@ -19,16 +19,21 @@ from multivec.inspection.generic import describe_json, describe_table
 from multivec.inspection.registry import inspector
 from multivec.io import MalformedInputError, iter_lines
 from multivec.metrics.ranking import ranks_of_answers
+from multivec.tasks.inspector import answer_in_range
+
+
+def _row_problem(row) -> str | None:
+    if len(row["scores"]) != len(row["candidates"]):
+        return f"{len(row['scores'])} scores for {len(row['candidates'])} candidates"
+    return answer_in_range(row)
 
 
 @inspector("rankings", "per-query JSONL: source, candidates, scores, answer, predicted, rank_of_answer",
            jsonl_first_row_has("candidates", "scores"), 70)
 def inspect_rankings(path: Path, report: Report) -> None:
-    rows = load_rows_checked(path, {"candidates": list, "scores": list, "answer": int}, "rankings row")
+    rows = load_rows_checked(path, {"candidates": list, "scores": list, "answer": int}, "rankings row", _row_problem)
     ranks = []
-    for number, row in enumerate(rows, start=1):
-        if len(row["scores"]) != len(row["candidates"]):
-            raise MalformedInputError(path, number, f"{len(row['scores'])} scores for {len(row['candidates'])} candidates")
+    for row in rows:
         ranks.append(int(ranks_of_answers(np.asarray([row["scores"]], dtype=float), np.asarray([row["answer"]]))[0]))
     mrr = statistics.fmean(1 / r for r in ranks) if ranks else 0.0
     top1 = sum(r == 1 for r in ranks) / len(ranks) if ranks else 0.0

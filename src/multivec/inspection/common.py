@@ -200,10 +200,12 @@ def read_table(path: Path, sep: str):
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", float: "a number", dict: "an object"}
 
 
-def load_rows_checked(path: Path, required: dict[str, type | None], label: str) -> list[dict[str, Any]]:
-    """JSONL rows, each checked to have ``required`` keys of the given types (None: any type).
+def load_rows_checked(path: Path, required: dict[str, type | None], label: str,
+                      check: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
+    """JSONL rows, each checked to have ``required`` keys of the given types (None: any type)
+    and to pass ``check`` (which returns what is wrong, or None).
 
-    A row that lacks one raises ``MalformedInputError`` naming the file and line, e.g.
+    A row that fails raises ``MalformedInputError`` naming the file and line, e.g.
     ``corpus row lacks a string 'id'``; ``true`` is not accepted where an integer is required.
     """
     rows = []
@@ -212,8 +214,11 @@ def load_rows_checked(path: Path, required: dict[str, type | None], label: str) 
             value = row.get(key)
             wrong = kind is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool)))
             if key not in row or wrong:
-                raise MalformedInputError(path, number, f"{label} lacks {_TYPE_NAMES.get(kind, '') + ' ' if kind else ''}"
-                                                        f"{key!r}".replace("  ", " "))
+                what = f"{_TYPE_NAMES[kind]} {key!r}" if kind in _TYPE_NAMES else repr(key)
+                raise MalformedInputError(path, number, f"{label} lacks {what}")
+        problem = check(row) if check is not None else None
+        if problem:
+            raise MalformedInputError(path, number, f"{label}: {problem}")
         rows.append(row)
     return rows
 

@@ -65,7 +65,8 @@ def inspect_tsv(path: Path, report: Report) -> None:
         report.line("  " + " | ".join(short(field, 100) for field in text.split("\t")))
 
 
-@inspector("text", "a text file (.txt, .md, .log, .raw): lines, bytes, a few lines", has_suffix(*TEXT_SUFFIXES), GENERIC)
+@inspector("text", "a text file (.txt, .md, .log, .raw): lines, bytes, a few lines", has_suffix(*TEXT_SUFFIXES),
+           GENERIC)
 def inspect_text(path: Path, report: Report) -> None:
     lines = [text for _, text in iter_lines(path)]
     nonblank = [t for t in lines if t.strip()]
@@ -109,8 +110,8 @@ def inspect_json(path: Path, report: Report) -> None:
 def inspect_safetensors(path: Path, report: Report) -> None:
     header = read_safetensors_header(path)
     total = sum(math.prod(entry["shape"]) for entry in header.values())
-    report.line(f"tensors: {len(header)}  parameters: {total:,}  dtypes: {sorted({e['dtype'] for e in header.values()})}"
-                f"  bytes: {path.stat().st_size:,}")
+    dtypes = sorted({entry["dtype"] for entry in header.values()})
+    report.line(f"tensors: {len(header)}  parameters: {total:,}  dtypes: {dtypes}  bytes: {path.stat().st_size:,}")
     for name in sorted(header)[:max(report.n, 10)]:
         report.line(f"  {name}: {list(header[name]['shape'])} {header[name]['dtype']}")
     if len(header) > max(report.n, 10):

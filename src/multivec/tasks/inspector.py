@@ -22,6 +22,13 @@ from multivec.io import iter_lines, read_docs_tsv
 TASK_ROW = {"source": str, "candidates": list, "answer": int}
 
 
+def answer_in_range(row) -> str | None:
+    """What is wrong with a row's ``answer`` index into its ``candidates`` (None when nothing is)."""
+    if not 0 <= row["answer"] < len(row["candidates"]):
+        return f"answer {row['answer']} is not an index into its {len(row['candidates'])} candidates"
+    return None
+
+
 @contextmanager
 def _without_io_warnings():
     """``read_docs_tsv`` logs the empty documents it keeps; the inspector prints them itself."""
@@ -50,7 +57,7 @@ def _documents_line(docs: dict[str, str], empty: list[str]) -> str:
 
 
 def _print_task(path: Path, docs_path: Path | None, report: Report) -> None:
-    tasks = load_rows_checked(path, TASK_ROW, "task row")
+    tasks = load_rows_checked(path, TASK_ROW, "task row", answer_in_range)
     report.line(f"queries: {len(tasks)}")
     report.line(f"candidates per query: {format_summary(length_summary([len(r['candidates']) for r in tasks]))}")
     if docs_path is None:
@@ -64,7 +71,8 @@ def _print_task(path: Path, docs_path: Path | None, report: Report) -> None:
     referenced = {r["source"] for r in tasks} | {c for r in tasks for c in r["candidates"]}
     missing = referenced - docs.keys()
     if missing:
-        report.line(f"WARNING: {len(missing)} ids in {path.name} are not in {docs_path.name}, e.g. {sorted(missing)[:3]}")
+        report.line(f"WARNING: {len(missing)} ids in {path.name} are not in {docs_path.name}, "
+                    f"e.g. {sorted(missing)[:3]}")
     used_empty = sorted(referenced & set(empty))
     if used_empty:
         report.line(f"note: {len(used_empty)} empty documents are used by queries: {', '.join(used_empty[:5])}")
