@@ -274,6 +274,6 @@ def test_nugget_model_folder_shows_its_nugget_settings_and_backbone(tmp_path):
                                                      "num_hidden_layers": 6})
     _checkpoint(folder / "checkpoint")
     kind, text = run(folder)
-    assert kind == "model" and "hyperparameters: model_type=bert, hidden_size=384, num_hidden_layers=6, " \
-                               "objective=ae, ratio=0.25" in text
+    assert kind == "model" and "hyperparameters:\n  backbone: model_type=bert, hidden_size=384, " \
+                               "num_hidden_layers=6\n  model: objective=ae, ratio=0.25\n" in text
     assert "folders: backbone, checkpoint" in text and "checkpoint: step 2 (resumable)" in text

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from multivec.inspection.common import InspectError, Report, parameter_count, read_json_checked, read_table, \
-    short_json
+from multivec.inspection.common import (InspectError, Report, parameter_count, read_json_checked, read_table, short,
+                                        short_json)
 from multivec.inspection.registry import inspector
 
 HYPERPARAMETER_KEYS = ("model_type", "architectures", "hidden_size", "d_model", "num_hidden_layers",
@@ -28,18 +28,37 @@ def _scalars(mapping: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if not isinstance(v, (dict, list))}
 
 
-def _hyperparameters(path: Path, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(NUGGET settings, backbone sizes) of a model folder's ``config.json`` (NUGGET or flat Hugging Face)."""
-    if isinstance(config.get("model"), dict):  # NuggetModel.save_pretrained: {"model": NuggetConfig, ...}
-        settings = {**_scalars(config["model"]), **_scalars({k: v for k, v in config.items() if k != "model"})}
+def _hyperparameters(path: Path, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Groups of settings of a model folder's ``config.json``, named for display.
+
+    A NUGGET model (``NuggetModel.save_pretrained``) writes ``{"model": NuggetConfig, "train": ...,
+    "derived": ...}`` and its backbone's sizes in ``backbone/config.json``; a flat Hugging Face
+    config gives the sizes and the project's own keys (ratio, scorer, ...).
+    """
+    if isinstance(config.get("model"), dict):
         backbone_file = path / "backbone" / "config.json"
         backbone = read_json_checked(backbone_file) if backbone_file.is_file() else {}
+        groups = {"backbone": backbone if isinstance(backbone, dict) else {}}
+        groups.update({key: value for key, value in config.items() if isinstance(value, dict)})
+        groups["other"] = _scalars(config)
     else:
-        settings = {k: v for k, v in _scalars(config).items()
-                    if k not in HYPERPARAMETER_KEYS and _PROJECT_KEY.search(k)}
-        backbone = config
-    sizes = {k: backbone[k] for k in HYPERPARAMETER_KEYS if k in backbone}
-    return settings, sizes
+        groups = {"backbone": config, "other": {k: v for k, v in _scalars(config).items()
+                                                if k not in HYPERPARAMETER_KEYS and _PROJECT_KEY.search(k)}}
+    groups["backbone"] = {k: groups["backbone"][k] for k in HYPERPARAMETER_KEYS if k in groups["backbone"]}
+    return {name: values for name, values in groups.items() if values}
+
+
+def _print_hyperparameters(path: Path, config: dict[str, Any], report: Report) -> None:
+    groups = _hyperparameters(path, config)
+    if set(groups) <= {"backbone", "other"}:  # a flat config: one line, as Hugging Face lists it
+        merged = {**groups.get("backbone", {}), **groups.get("other", {})}
+        report.line("hyperparameters: " + ", ".join(f"{k}={v}" for k, v in merged.items()))
+        return
+    report.line("hyperparameters:")
+    for name, values in groups.items():
+        shown = ", ".join(f"{k}={v if not isinstance(v, (dict, list)) else short_json(v, 80)}"
+                          for k, v in values.items())
+        report.line(f"  {name}: {shown}")
 
 
 def _latest_step_folder(checkpoint: Path) -> Path:
@@ -62,8 +81,7 @@ def inspect_model(path: Path, report: Report) -> None:
     weights = sorted(path.glob("*.safetensors"))
     parameters, tensors = parameter_count(weights)
     report.line(f"parameters: {parameters:,} in {tensors} tensors ({', '.join(w.name for w in weights)})")
-    settings, sizes = _hyperparameters(path, config)
-    report.line("hyperparameters: " + ", ".join(f"{k}={v}" for k, v in {**sizes, **settings}.items()))
+    _print_hyperparameters(path, config, report)
     parts = [p.name for p in sorted(path.iterdir()) if p.is_dir()]
     if parts:
         report.line(f"folders: {', '.join(parts)}")
@@ -96,10 +114,9 @@ def inspect_checkpoint(path: Path, report: Report) -> None:
                 f"elapsed: {f'{elapsed:.1f} s' if isinstance(elapsed, (int, float)) else elapsed}")
     for row in state.get("metrics", [])[-report.n:]:
         report.line(f"  {row}")
-    weights = sorted(path.glob("*.safetensors"))
-    if weights:
-        parameters, tensors = parameter_count(weights)
-        report.line(f"weights: {', '.join(w.name for w in weights)} ({parameters:,} parameters in {tensors} tensors)")
+    for weights in sorted(path.glob("*.safetensors")):
+        parameters, tensors = parameter_count([weights])
+        report.line(f"weights {weights.name}: {parameters:,} parameters in {tensors} tensors")
     report.line(f"files: {', '.join(sorted(p.name for p in path.iterdir()))}")
 
 
@@ -115,6 +132,8 @@ def inspect_tokenizer(path: Path, report: Report) -> None:
             loaded = Tokenizer.from_file(str(path / "tokenizer.json"))
         except Exception as err:  # the Rust library raises plain Exception for any bad file
             raise InspectError(f"{path / 'tokenizer.json'}: not a readable tokenizer: {err}") from None
+        loaded.no_padding()
+        loaded.no_truncation()
         model = json.loads(loaded.to_str())["model"]["type"]
         report.line(f"type: {model}  vocabulary: {loaded.get_vocab_size():,}")
         sample = "Nuggets keep a few token states of each document."
@@ -123,7 +142,7 @@ def inspect_tokenizer(path: Path, report: Report) -> None:
         if (path / meta).is_file():
             value = read_json_checked(path / meta)
             if isinstance(value, dict):
-                report.line(f"{meta}: " + ", ".join(f"{k}={v}" for k, v in _scalars(value).items()))
+                report.line(short(f"{meta}: " + ", ".join(f"{k}={v}" for k, v in _scalars(value).items()), 400))
     report.line(f"files: {', '.join(sorted(p.name for p in path.iterdir()))}")
 
 
@@ -131,5 +150,5 @@ def inspect_tokenizer(path: Path, report: Report) -> None:
            lambda p: p.is_dir() and (p / "config.json").is_file(), 50)
 def inspect_model_config(path: Path, report: Report) -> None:
     config = read_json_checked(path / "config.json")
-    settings, sizes = _hyperparameters(path, config if isinstance(config, dict) else {})
-    report.line("  ".join(f"{k}={v}" for k, v in {**sizes, **settings}.items()))
+    groups = _hyperparameters(path, config if isinstance(config, dict) else {})
+    report.line("  ".join(f"{k}={v}" for values in groups.values() for k, v in values.items()))
