@@ -322,3 +322,12 @@ def test_malformed_rankings_rows_name_file_and_line(tmp_path, capsys):
                        {"source": "q", "candidates": ["a", "b"], "scores": [0.1], "answer": 0}])
     assert main(["inspect", str(path)]) == 1
     assert capsys.readouterr().err.strip() == f"error: {path}:2: rankings row: 1 scores for 2 candidates"
+
+
+def test_cli_lists_types_and_dag_kinds(capsys):
+    assert main(["inspect", "--types"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  - {t.name}: " in out for t in inspectors())
+    assert "  data/encodings/*/*: encodings (" in out and "  results/table2/*/*.rankings.jsonl: rankings (" in out
+    assert main(["inspect"]) == 1
+    assert capsys.readouterr().err.strip() == "error: inspect needs a PATH (or --types)"

@@ -111,13 +111,15 @@ def detect(path: str | os.PathLike) -> Inspector:
 
 
 def sidecars(path: Path) -> list[Path]:
-    """Metadata files that describe ``path``: ``<name>.meta.json`` / ``<stem>.meta.json`` beside a
-    file or folder, and ``meta.json`` / ``*.meta.json`` directly inside a folder."""
+    """Metadata files that describe ``path``: ``<name>.meta.json`` beside it, ``<stem>.meta.json``
+    beside a file, and ``meta.json`` / ``*.meta.json`` directly inside a folder."""
     if path.name.endswith(".meta.json"):
         return []
-    found = [path.with_name(path.name + ".meta.json"), path.with_name(path.stem + ".meta.json")]
+    found = [path.with_name(path.name + ".meta.json")]
     if path.is_dir():
         found += [path / "meta.json", *sorted(path.glob("*.meta.json"))]
+    else:
+        found.append(path.with_name(path.stem + ".meta.json"))
     unique: list[Path] = []
     for candidate in found:
         if candidate.is_file() and candidate not in unique:
