@@ -11,14 +11,11 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-import numpy as np
-
 from multivec.inspection.common import (Report, format_summary, has_suffix, json_object_has, jsonl_first_row_has,
                                         length_summary, load_rows_checked, read_json_checked, read_table, schema)
 from multivec.inspection.generic import describe_json, describe_table
 from multivec.inspection.registry import inspector
 from multivec.io import MalformedInputError, iter_lines
-from multivec.metrics.ranking import ranks_of_answers
 from multivec.tasks.inspector import answer_in_range
 
 
@@ -31,6 +28,10 @@ def _row_problem(row) -> str | None:
 @inspector("rankings", "per-query JSONL: source, candidates, scores, answer, predicted, rank_of_answer",
            jsonl_first_row_has("candidates", "scores"), 70)
 def inspect_rankings(path: Path, report: Report) -> None:
+    import numpy as np
+
+    from multivec.metrics.ranking import ranks_of_answers  # imports torch: only when a rankings file is shown
+
     rows = load_rows_checked(path, {"candidates": list, "scores": list, "answer": int}, "rankings row", _row_problem)
     ranks = []
     for row in rows:
