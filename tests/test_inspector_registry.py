@@ -241,6 +241,14 @@ def test_any_other_folder_lists_what_is_in_it(tmp_path):
     kind, text = run(tmp_path / "tasks")
     assert kind == "folder" and "entries: 2 (1 files, 1 folders)" in text
     assert "  pi/: ranking task (2 entries)" in text and "  train.jsonl: corpus (" in text
+    # A benchmarks folder is one holding only benchmarks: a checkout holding benchmarks/rules is just a folder.
+    _benchmarks_folder(tmp_path / "benchmarks" / "rules")
+    (tmp_path / "benchmarks" / "bm25_speed.py").write_text("print()\n")
+    (tmp_path / "notes.txt").write_bytes(b"\xff\xfe not utf-8\n")
+    kind, text = run(tmp_path / "benchmarks")
+    assert kind == "folder" and "  rules/: snakemake benchmarks folder (1 entries)" in text
+    kind, text = run(tmp_path)
+    assert kind == "folder" and f"  notes.txt: unreadable: {tmp_path / 'notes.txt'}:1: not valid UTF-8" in text
 
 
 def test_new_artifact_types_and_logs(tmp_path):

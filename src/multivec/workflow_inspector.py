@@ -38,8 +38,21 @@ def _benchmark_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*.tsv") if is_benchmark(p)) if path.is_dir() else []
 
 
+def is_benchmarks_folder(path: Path) -> bool:
+    """A folder whose files, at any depth, are all Snakemake benchmarks (stops at the first other file)."""
+    if not path.is_dir():
+        return False
+    found = False
+    for file in path.rglob("*"):
+        if file.is_file():
+            if not is_benchmark(file):
+                return False
+            found = True
+    return found
+
+
 @inspector("snakemake benchmarks folder", "a folder of rule benchmarks (benchmarks/rules): time per rule",
-           lambda p: bool(_benchmark_files(p)), 20)
+           is_benchmarks_folder, 70)
 def inspect_benchmark_folder(path: Path, report: Report) -> None:
     import pandas as pd
 

@@ -15,7 +15,7 @@ from multivec.inspection.common import (Report, format_summary, has_suffix, leng
                                         read_json_checked, read_safetensors_header, read_table, schema, short,
                                         short_json, text_field_stats)
 from multivec.inspection.registry import inspector, inspectors
-from multivec.io import iter_lines, read_jsonl
+from multivec.io import MalformedInputError, iter_lines, read_jsonl
 
 GENERIC = 10
 BINARY_FORMAT = 40
@@ -119,9 +119,12 @@ def inspect_safetensors(path: Path, report: Report) -> None:
 
 
 def _kind_of(child: Path) -> str:
-    for candidate in inspectors():
-        if candidate.name != "folder" and candidate.matches(child):
-            return candidate.name
+    try:
+        for candidate in inspectors():
+            if candidate.name != "folder" and candidate.matches(child):
+                return candidate.name
+    except MalformedInputError as err:  # shown in the listing; inspecting the entry gives the full error
+        return f"unreadable: {err}"
     return "folder" if child.is_dir() else "unknown"
 
 
