@@ -247,6 +247,8 @@ def test_any_other_folder_lists_what_is_in_it(tmp_path):
     (tmp_path / "notes.txt").write_bytes(b"\xff\xfe not utf-8\n")
     kind, text = run(tmp_path / "benchmarks")
     assert kind == "folder" and "  rules/: snakemake benchmarks folder (1 entries)" in text
+    kind, text = run(tmp_path / "benchmarks" / ".")
+    assert kind == "folder"
     kind, text = run(tmp_path)
     assert kind == "folder" and f"  notes.txt: unreadable: {tmp_path / 'notes.txt'}:1: not valid UTF-8" in text
 

@@ -113,6 +113,8 @@ def detect(path: str | os.PathLike) -> Inspector:
 def sidecars(path: Path) -> list[Path]:
     """Metadata files that describe ``path``: ``<name>.meta.json`` beside it, ``<stem>.meta.json``
     beside a file, and ``meta.json`` / ``*.meta.json`` directly inside a folder."""
+    if not path.name:  # "." or a path ending in ".."
+        path = path.resolve()
     if path.name.endswith(".meta.json"):
         return []
     found = [path.with_name(path.name + ".meta.json")]
