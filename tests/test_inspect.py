@@ -9,7 +9,7 @@ import pytest
 
 from multivec.__main__ import main
 from multivec.encodings import write_encodings
-from multivec.inspect import ARTIFACT_TYPES, InspectError, detect, inspect_path, length_summary, text_field_stats
+from multivec.inspect import InspectError, detect, inspect_path, inspectors, length_summary, text_field_stats
 from multivec.io import write_docs_tsv, write_json, write_jsonl
 
 
@@ -63,7 +63,28 @@ def test_docs_txt_with_empty_document_is_reported(task_folder):
     with open(task_folder / "docs.txt", "a", encoding="utf-8") as handle:
         handle.write("e1\t\n")
     kind, text = run(task_folder / "docs.txt")
-    assert kind == "documents tsv" and "1 empty documents" in text and "documents: 5" in text
+    # Present but empty: counted among the documents and named, not dropped.
+    assert kind == "documents tsv" and "documents: 6 (1 empty documents, kept as '': e1)" in text
+
+
+def test_empty_document_used_by_a_query_is_empty_not_missing(task_folder):
+    docs = (task_folder / "docs.txt").read_text(encoding="utf-8")
+    (task_folder / "docs.txt").write_text(docs + "e1\t\n", encoding="utf-8")
+    write_jsonl(task_folder / "task.jsonl", [{"source": "q1", "candidates": ["e1", "a1"], "answer": 1},
+                                             {"source": "q2", "candidates": ["a2", "gone"], "answer": 0}])
+    kind, text = run(task_folder)
+    assert "documents: 6 (1 empty documents, kept as '': e1)" in text
+    assert "note: 1 empty documents are used by queries: e1" in text
+    # Only the id that docs.txt lacks is missing.
+    assert "WARNING: 1 ids in task.jsonl are not in docs.txt, e.g. ['gone']" in text
+
+
+def test_released_pi_set_has_two_empty_documents_and_none_missing(mirror):
+    folder = mirror / "nugget-data" / "paraphrase_identification" / "dev"
+    kind, text = run(folder, n=1)
+    assert kind == "ranking task" and "queries: 1024" in text
+    assert "documents: 2048 (2 empty documents, kept as '': L873, L874)" in text
+    assert "not in docs.txt" not in text and "WARNING" not in text
 
 
 def test_rankings_jsonl(tmp_path):
@@ -171,7 +192,7 @@ def test_unknown_artifact_lists_supported_types(tmp_path):
         detect(odd)
     message = str(info.value)
     assert "not an artifact that inspect knows" in message
-    assert all(t.name in message for t in ARTIFACT_TYPES)
+    assert all(t.name in message for t in inspectors())
 
 
 def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
@@ -236,3 +257,77 @@ def test_model_parts_checkpoints_figures_and_dumps(tmp_path):
     dump.write_bytes(bz2.compress(b"<mediawiki>\n<page>Anarchism</page>\n"))
     kind, text = run(dump)
     assert kind == "compressed" and "<page>Anarchism</page>" in text
+
+
+def test_corrupt_safetensors_is_one_clear_error(tmp_path, capsys):
+    from safetensors.numpy import save_file
+
+    good = tmp_path / "good.safetensors"
+    save_file({"a": np.arange(6, dtype=np.float32).reshape(2, 3)}, str(good))
+    data = good.read_bytes()
+    truncated = tmp_path / "truncated.safetensors"
+    truncated.write_bytes(data[:-5])
+    garbage = tmp_path / "garbage.safetensors"
+    garbage.write_bytes(b"this is not a safetensors file at all")
+    header_not_json = tmp_path / "notjson.safetensors"
+    header_not_json.write_bytes((4).to_bytes(8, "little") + b"{{{{" )
+    tiny = tmp_path / "tiny.safetensors"
+    tiny.write_bytes(b"\1\2")
+    expected = {truncated: "tensor 'a' ends at byte 24 of the data but the file holds 19 (truncated file)",
+                garbage: "exceeds the file's",
+                header_not_json: "header is not JSON",
+                tiny: "2 bytes, shorter than the 8-byte header length"}
+    for path, what in expected.items():
+        assert main(["inspect", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {path}: not a valid safetensors file: ") and what in err, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # The same check guards model and encodings folders that hold a corrupt weights file.
+    folder = tmp_path / "model"
+    folder.mkdir()
+    write_json(folder / "config.json", {"model_type": "bert"})
+    (folder / "model.safetensors").write_bytes(data[:-5])
+    assert main(["inspect", str(folder)]) == 1
+    assert "truncated file" in capsys.readouterr().err
+
+
+def test_corrupt_safetensors_from_the_command_line(tmp_path):
+    broken = tmp_path / "model.safetensors"
+    broken.write_bytes((10 ** 12).to_bytes(8, "little") + b"{}")
+    result = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(broken)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (f"error: {broken}: not a valid safetensors file: header length "
+                                     "1,000,000,000,000 exceeds the file's 2 remaining bytes "
+                                     "(truncated file or garbage header)")
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"source": "q1", "candidates": ["a1"], "answer": 3}],
+     "task.jsonl:1: task row: answer 3 is not an index into its 1 candidates"),
+    ([{"source": "q1", "candidates": ["a1"], "answer": True}], "task.jsonl:1: task row lacks an integer 'answer'"),
+    ([{"source": "q1", "candidates": "a1", "answer": 0}], "task.jsonl:1: task row lacks a list 'candidates'"),
+])
+def test_malformed_task_rows_name_file_and_line(task_folder, rows, message, capsys):
+    write_jsonl(task_folder / "task.jsonl", rows)
+    assert main(["inspect", str(task_folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {task_folder}/{message}"
+
+
+def test_malformed_rankings_rows_name_file_and_line(tmp_path, capsys):
+    path = tmp_path / "pi.rankings.jsonl"
+    write_jsonl(path, [{"source": "q", "candidates": ["a", "b"], "scores": [0.1, 0.2], "answer": 0},
+                       {"source": "q", "candidates": ["a", "b"], "scores": [0.1], "answer": 0}])
+    assert main(["inspect", str(path)]) == 1
+    assert capsys.readouterr().err.strip() == f"error: {path}:2: rankings row: 1 scores for 2 candidates"
+
+
+def test_cli_lists_types_and_dag_kinds(capsys):
+    assert main(["inspect", "--types"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  - {t.name}: " in out for t in inspectors())
+    assert "  data/encodings/*/*: encodings (" in out and "  results/table2/*/*.rankings.jsonl: rankings (" in out
+    assert main(["inspect"]) == 1
+    assert capsys.readouterr().err.strip() == "error: inspect needs a PATH (or --types)"

@@ -18,15 +18,27 @@ USER_ERRORS: tuple[type[BaseException], ...] = (MalformedInputError, ResourceErr
 
 
 def _inspect_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="an artifact the pipeline wrote (file or folder)")
+    parser.add_argument("path", nargs="?", help="an artifact the pipeline wrote (file or folder)")
     parser.add_argument("--n", type=int, default=3, help="how many samples to show (default 3)")
     parser.add_argument("--tokenizer", default=None,
                         help="also count subwords with this tokenizer (e.g. minilm) for text fields")
+    parser.add_argument("--types", action="store_true",
+                        help="list the artifact types inspect knows and which DAG outputs each describes")
 
 
 def _inspect_run(args: argparse.Namespace) -> int:
-    from multivec.inspect import inspect_path
+    from multivec.inspect import InspectError, inspect_path, supported_types
 
+    if args.types:
+        from multivec.inspection.kinds import ARTIFACT_KINDS
+
+        print("artifact types, most specific first:\n" + supported_types())
+        print("\nDAG outputs and their types:")
+        for kind in ARTIFACT_KINDS:
+            print(f"  {kind.pattern}: {kind.inspector} ({kind.what})")
+        return 0
+    if args.path is None:
+        raise InspectError("inspect needs a PATH (or --types)")
     inspect_path(args.path, n=args.n, tokenizer=args.tokenizer)
     return 0
 
@@ -42,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (help_text, add_arguments, _) in COMMANDS.items():
         add_arguments(commands.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
-    from multivec.inspect import InspectError
+    from multivec.inspection.common import InspectError
 
     try:
         return COMMANDS[args.command][2](args)

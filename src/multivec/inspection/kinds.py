@@ -1,0 +1,78 @@
+"""Every kind of artifact the DAG writes, with the inspector that describes it.
+
+One ``ArtifactKind`` a line: a path pattern relative to the working directory (``*`` = one
+path segment or part of one, ``**`` = any number of segments) and the name of the inspector
+that ``detect`` must pick for such a path. The first pattern that matches a path is its kind.
+``tests/test_inspector_registry.py`` lists the DAG's outputs (``snakemake --summary`` at demo and
+paper scale) and the rules' ``log:``/``benchmark:`` paths and fails for any path no pattern covers,
+then builds a small sample of every kind and checks ``detect`` names its inspector.
+A new rule's output is one more line here (and, for a new inspector, a sample in that test).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class ArtifactKind:
+    pattern: str
+    inspector: str
+    what: str
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        parts = re.split(r"(\*\*/|\*)", self.pattern)
+        translated = {"**/": "(?:.*/)?", "*": "[^/]*"}
+        return re.compile("".join(translated.get(p, re.escape(p)) for p in parts) + r"/?\Z")
+
+
+ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
+    # downloads and extracted sources (rules/data.smk)
+    ArtifactKind("data/raw/*/**/docs.txt", "documents tsv", "a released ranking task's documents (NUGGET PI)"),
+    ArtifactKind("data/raw/*/**/task.jsonl", "ranking task file", "a released ranking task's queries"),
+    ArtifactKind("data/raw/**/*.jsonl", "jsonl", "downloaded JSONL (Debian Reference pairs)"),
+    ArtifactKind("data/raw/**/*.json", "json", "downloaded JSON (PropSegment)"),
+    ArtifactKind("data/raw/**/*.zip", "archive", "a downloaded zip (WikiText-103, ParaBank)"),
+    ArtifactKind("data/raw/**/*.tgz", "archive", "a downloaded tar archive (WMT19 dev)"),
+    ArtifactKind("data/raw/**/*.bz2", "compressed", "a compressed dump (gensim's Wikipedia sample)"),
+    ArtifactKind("data/raw/**/*.gz", "compressed", "a compressed corpus (News Commentary)"),
+    ArtifactKind("data/raw/**/*.txt", "text", "downloaded raw text (WikiText-2)"),
+    ArtifactKind("data/raw/gensim/*.cor", "text", "gensim's Lee corpus"),
+    ArtifactKind("data/extracted/**/*.tsv", "tsv", "an extracted tab-separated source (ParaBank)"),
+    ArtifactKind("data/extracted/**/*.raw", "text", "extracted raw text (WikiText-103)"),
+    # built data (rules/data.smk, rules/table2.smk)
+    ArtifactKind("data/built/corpora/*/*.jsonl", "corpus", "training documents {id, source, target}"),
+    ArtifactKind("data/built/tasks/*", "ranking task", "a ranking task folder (docs.txt + task.jsonl)"),
+    ArtifactKind("data/built/tasks/*/docs.txt", "documents tsv", "a ranking task's documents"),
+    ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
+    ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
+    # trained models (rules/nugget.smk)
+    ArtifactKind("models/*/*", "model", "a trained model folder"),
+    ArtifactKind("models/**/model.safetensors", "safetensors", "a model's weights"),
+    ArtifactKind("models/**/checkpoint", "checkpoint", "the last training checkpoint"),
+    ArtifactKind("models/**/metrics.csv", "csv table", "training and dev loss per evaluation"),
+    ArtifactKind("models/**/*.json", "json", "a model's config or training summary"),
+    # results (rules/table2.smk and any later table)
+    ArtifactKind("results/table2/*/*.rankings.jsonl", "rankings", "per-query rankings of one row on one task"),
+    ArtifactKind("results/table2/*/*.json", "ranking metrics", "one row's MRR on one task"),
+    ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
+    ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
+    ArtifactKind("results/**/*.md", "text", "a table in markdown"),
+    ArtifactKind("results/**/*.png", "image", "a figure"),
+    ArtifactKind("results/**/*.json", "json", "results metadata"),
+    # running the DAG
+    ArtifactKind("logs/**/*.log", "rule log", "a rule's log"),
+    ArtifactKind("benchmarks/rules/**/*.tsv", "snakemake benchmark", "a job's time and memory"),
+    ArtifactKind("benchmarks/rules", "snakemake benchmarks folder", "time and memory per rule"),
+    # metadata sidecars any builder may add
+    ArtifactKind("**/*.meta.json", "json", "an artifact's metadata (counts) sidecar"),
+)
+
+
+def kind_of(relative_path: str) -> ArtifactKind | None:
+    """The first kind whose pattern matches a path relative to the working directory."""
+    path = relative_path.replace("\\", "/").strip("/")
+    return next((kind for kind in ARTIFACT_KINDS if kind.regex.match(path)), None)
