@@ -34,7 +34,8 @@ from typing import Callable, Iterable, Iterator, Sequence
 from tqdm import tqdm
 
 from multivec.data.corpora import ParallelPair, join_chinese, read_debian_reference_pairs
-from multivec.data.documents import TokenCounter, deterministic_split, enforce_limit, pack_lengths, slug
+from multivec.data.documents import (TokenCounter, deterministic_split, enforce_limit, locate_sentences, pack_lengths,
+                                     sentence_ends, slug, text_budget, whole_counter)
 from multivec.inspect import length_summary
 from multivec.io import MalformedInputError
 
@@ -53,7 +54,8 @@ class TranslationStats:
     pairs: int = 0
     streams: int = 0  # chapters / WMT documents
     documents: int = 0
-    skipped_long_pairs: int = 0
+    skipped_long_pairs: int = 0  # either side too long (target side only when its limit is known)
+    skipped_long_targets: int = 0
     skipped_lines: int = 0  # reader skips (misaligned lines), see read_news_commentary_tsv
     source_tokens: list[int] = field(default_factory=list)
 
@@ -195,7 +197,8 @@ class TranslationDocument:
     corpus: str
     doc: str
     pairs: list[ParallelPair]
-    n_source_tokens: int
+    n_source_tokens: int  # as the model tokenizes the source, special tokens included
+    source_sentence_ends: list[int] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -206,14 +209,41 @@ class TranslationDocument:
         return join_chinese([p.zh for p in self.pairs])
 
     def row(self) -> dict:
-        return {"id": self.id, "source": self.source, "target": self.target}
+        return {"id": self.id, "source": self.source, "target": self.target,
+                "source_sentence_ends": self.source_sentence_ends or sentence_ends([p.en for p in self.pairs])}
+
+
+def pair_sentence_ends(pairs: Sequence[ParallelPair], split_sentences: Callable[[str], list[str]] | None) -> list[int]:
+    """Sentence ends in the joined English side of ``pairs``: each pair's own sentences (found by
+    ``split_sentences``; None: a pair is one sentence), and every pair boundary."""
+    ends: list[int] = []
+    offset = 0
+    for pair in pairs:
+        inner = locate_sentences(pair.en, split_sentences(pair.en)) if split_sentences else [len(pair.en)]
+        ends.extend(offset + end for end in inner)
+        offset += len(pair.en) + 1
+    return ends
 
 
 def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
                       count_tokens: Callable[[Sequence[str]], list[int]], max_tokens: int,
-                      stats: TranslationStats | None = None) -> list[TranslationDocument]:
-    """Pack each stream ``(corpus, doc, pairs)`` into documents of <= ``max_tokens`` English subwords."""
+                      stats: TranslationStats | None = None, *,
+                      count_target_tokens: Callable[[Sequence[str]], list[int]] | None = None,
+                      max_target_tokens: int | None = None,
+                      split_sentences: Callable[[str], list[str]] | None = None) -> list[TranslationDocument]:
+    """Pack each stream ``(corpus, doc, pairs)`` into documents whose English side fits ``max_tokens``
+    (special tokens included when ``count_tokens`` is a ``TokenCounter``, as the model tokenizes it).
+
+    With ``count_target_tokens`` and ``max_target_tokens`` the Chinese side must fit the target
+    limit too (a pair too long on either side is skipped). ``split_sentences`` finds the
+    sentence ends inside each pair's English side for ``source_sentence_ends``.
+    """
     stats = stats if stats is not None else TranslationStats()
+    check_target = count_target_tokens is not None and max_target_tokens is not None
+    budget, whole = text_budget(count_tokens, max_tokens), whole_counter(count_tokens)
+    if check_target:
+        target_budget, target_whole = text_budget(count_target_tokens, max_target_tokens), \
+            whole_counter(count_target_tokens)
     documents: list[TranslationDocument] = []
     skipped_here = 0
     for number, (corpus, doc, pairs) in enumerate(tqdm(streams, desc="packing MT documents", leave=False)):
@@ -222,20 +252,37 @@ def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
         if not pairs:
             continue
         english = [p.en for p in pairs]
-        groups, skipped = pack_lengths(count_tokens(english), max_tokens)
+        chinese = [p.zh for p in pairs]
+
+        def sources(groups):
+            return [" ".join(english[i] for i in g) for g in groups]
+
+        if check_target:
+            lengths = list(zip(count_tokens(english), count_target_tokens(chinese)))
+            groups, skipped = pack_lengths(lengths, (budget, target_budget))
+            stats.skipped_long_targets += sum(1 for i in skipped if lengths[i][1] > target_budget)
+
+            def excess(groups):  # > 0 where either side of the joined document is over its limit
+                targets = target_whole([join_chinese([chinese[i] for i in g]) for g in groups])
+                return [max(s - max_tokens, t - max_target_tokens) for s, t in zip(whole(sources(groups)), targets)]
+
+            groups = enforce_limit(groups, excess, 0)
+        else:
+            groups, skipped = pack_lengths(count_tokens(english), budget)
+            groups = enforce_limit(groups, lambda gs: whole(sources(gs)), max_tokens)
         stats.skipped_long_pairs += len(skipped)
         skipped_here += len(skipped)
-        groups = enforce_limit(groups, lambda gs: count_tokens([" ".join(english[i] for i in g) for g in gs]),
-                               max_tokens)
-        totals = count_tokens([" ".join(english[i] for i in g) for g in groups])
+        totals = whole(sources(groups))
         for k, (group, total) in enumerate(zip(groups, totals)):
+            members = [pairs[i] for i in group]
             documents.append(TranslationDocument(f"{corpus}/{number:04d}-{slug(doc)}/{k:03d}", corpus, doc,
-                                                 [pairs[i] for i in group], total))
+                                                 members, total, pair_sentence_ends(members, split_sentences)))
             stats.source_tokens.append(total)
     stats.documents += len(documents)
     if skipped_here:
-        log.warning("skipped %d pairs whose English side is longer than %d subwords (never truncated)",
-                    skipped_here, max_tokens)
+        target = f" or Chinese side longer than {max_target_tokens} target tokens" if check_target else ""
+        log.warning("skipped %d pairs whose English side is longer than %d tokens%s (never truncated)",
+                    skipped_here, max_tokens, target)
     return documents
 
 
