@@ -35,6 +35,11 @@ def subwords(tokenizer, text):
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+def model_tokens(tokenizer, text):
+    """Tokens as the model sees the text: special tokens included ([CLS] ... [SEP] for MiniLM)."""
+    return len(tokenizer(text, add_special_tokens=True)["input_ids"])
+
+
 # ---------------------------------------------------------------- packing primitives
 
 def test_pack_lengths_greedy_adjacent_and_skips_long():
@@ -85,7 +90,7 @@ def test_build_autoencoding_corpus_small():
     train, dev = build_autoencoding_corpus([paragraphs], WhitespaceTokenizer(), 5, dev_size=1, seed=0,
                                            split_sentences=split, stats=stats)
     rows = train + dev
-    assert all(r["source"] == r["target"] and set(r) == {"id", "source", "target"} for r in rows)
+    assert all(r["source"] == r["target"] and set(r) == {"id", "source", "target", "source_sentence_ends"} for r in rows)
     assert stats.skipped_long_sentences == 1  # the 7-word sentence
     assert sorted(r["source"] for r in rows) == sorted(
         ["one two three. four five.", "thirteen.", "alpha beta. gamma."])
@@ -109,14 +114,16 @@ def test_autoencoding_documents_on_mirror(mirror, minilm, caplog):
         with caplog.at_level(logging.WARNING):
             docs = pack_paragraphs(paragraphs, TokenCounter(minilm), max_tokens, split, stats)
         assert docs and stats.documents == len(docs)
-        for doc in docs:  # no document over the limit, counted as a whole
-            assert 0 < subwords(minilm, doc.text) == doc.n_tokens <= max_tokens
+        for doc in docs:  # no document over the limit, counted as a whole with its special tokens
+            assert 0 < model_tokens(minilm, doc.text) == doc.n_tokens <= max_tokens
+            assert [doc.text[:end].endswith(s) for s, end in zip(doc.sentences, doc.sentence_ends)] == \
+                [True] * len(doc.sentences) and doc.sentence_ends[-1] == len(doc.text)
         # The documents, in order, are the sentence stream minus the skipped (too long) sentences,
         # and each document is a run of adjacent sentences.
         expected, skipped_positions, position = [], [], 0
         for sentences in _sentence_streams(paragraphs, split):
             for sentence in sentences:
-                if subwords(minilm, sentence) > max_tokens:
+                if subwords(minilm, sentence) > max_tokens - 2:  # [CLS] and [SEP] take 2 of the 64
                     skipped_positions.append(position)
                 else:
                     expected.append((position, sentence))
@@ -150,9 +157,10 @@ def test_translation_documents_from_debian_pairs(mirror, minilm):
     assert len(dev) == 16 and len(train) + len(dev) == stats.documents
     assert build_translation_corpus_debian(path, minilm, 128, dev_size=16, seed=13) == (train, dev)
     rows = sorted(train + dev, key=lambda r: r["id"])  # ids sort in book order
-    assert all(subwords(minilm, r["source"]) <= 128 for r in rows)
+    # the model's source limit (nugget.max_source_tokens = 128) counts [CLS] and [SEP]: nothing is truncated
+    assert max(model_tokens(minilm, r["source"]) for r in rows) <= 128
     # pairs are never broken: the documents concatenate to the book's pairs minus the skipped ones
-    pairs = [p for p in read_debian_reference_pairs(path) if subwords(minilm, p.en) <= 128]
+    pairs = [p for p in read_debian_reference_pairs(path) if subwords(minilm, p.en) <= 126]
     assert len(pairs) == stats.pairs - stats.skipped_long_pairs
     assert " ".join(r["source"] for r in rows) == " ".join(p.en for p in pairs)
     assert "".join(r["target"] for r in rows).replace(" ", "") == "".join(p.zh for p in pairs).replace(" ", "")

@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from multivec.data.corpora import Paragraph
 from multivec.inspect import length_summary
+from multivec.io import check_minimum
 
 log = logging.getLogger(__name__)
 
@@ -201,10 +202,13 @@ class PackingStats:
     streams: int = 0  # articles / chapters
     documents: int = 0
     skipped_long_sentences: int = 0
+    train_documents: int = 0
+    dev_documents: int = 0
     document_tokens: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "document_tokens"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("document_tokens", "warnings")}
         out["tokens_per_document"] = length_summary(self.document_tokens)
         return out
 
@@ -306,11 +310,13 @@ def build_autoencoding_corpus(paragraph_sources: Iterable[Iterable[Paragraph]], 
                               *, dev_fraction: float | None = None, dev_size: int | None = None, seed: int = 0,
                               max_documents: int | None = None,
                               split_sentences: Callable[[str], list[str]] | None = None,
-                              mirror=None, stats: PackingStats | None = None) -> tuple[list[dict], list[dict]]:
+                              mirror=None, stats: PackingStats | None = None,
+                              min_documents: int | None = None) -> tuple[list[dict], list[dict]]:
     """AE rows ``(train, dev)`` from paragraph sources (see the module docstring).
 
     ``split_sentences`` defaults to NLTK punkt (data looked up in ``<mirror>/nltk_data``).
-    Pass a ``PackingStats`` to receive the counts (they are also logged).
+    Pass a ``PackingStats`` to receive the counts (they are also logged). Zero documents
+    raise ``EmptyOutputError``; fewer than ``min_documents`` log a warning (kept in ``stats.warnings``).
     """
     if split_sentences is None:
         from multivec.data.corpora import english_sentence_splitter
@@ -321,7 +327,42 @@ def build_autoencoding_corpus(paragraph_sources: Iterable[Iterable[Paragraph]], 
     documents: list[PackedDocument] = []
     for paragraphs in paragraph_sources:
         documents.extend(pack_paragraphs(paragraphs, count, max_tokens, split_sentences, stats))
+    sources = ", ".join(dict.fromkeys(d.corpus for d in documents)) or "the autoencoding sources"
+    check_minimum("autoencoding documents", len(documents), None, sources)
     train, dev = deterministic_split(documents, [d.id for d in documents], dev_size=dev_size,
                                      dev_fraction=dev_fraction, seed=seed, max_documents=max_documents)
+    check_minimum("autoencoding training documents", len(train), None, sources)
+    check_minimum("autoencoding documents", len(train) + len(dev), min_documents, sources, stats.warnings)
+    stats.train_documents, stats.dev_documents = len(train), len(dev)
     log.info("autoencoding corpus: %s; %d train / %d dev documents", stats.summary(), len(train), len(dev))
     return autoencoding_rows(train), autoencoding_rows(dev)
+
+
+def model_tokenizers(settings: dict, nugget: dict, target: bool = True) -> dict:
+    """The tokenizers and limits a corpus must be counted with so that the model truncates nothing.
+
+    ``settings`` is a ``corpora.<objective>`` config block, ``nugget`` the ``nugget`` block.
+    Returns ``tokenizer`` (the source tokenizer as the model loads it: mBART-50 with
+    ``src_lang``), and, when ``target`` and the model's target vocabulary is the source
+    tokenizer's (``nugget.target_tokenizer: source``, paper scale), ``target_tokenizer``
+    (with ``tgt_lang``) and ``max_target_tokens``; else those two are None (a BPE target
+    vocabulary is trained on the corpus, after it is built). Raises ``ValueError`` naming the
+    keys when the corpus limit exceeds the model's ``max_source_tokens``.
+    """
+    from multivec.nugget.modeling import load_source_tokenizer
+
+    if settings["max_tokens"] > nugget["max_source_tokens"]:
+        raise ValueError(f"corpora max_tokens {settings['max_tokens']} exceeds nugget.max_source_tokens "
+                         f"{nugget['max_source_tokens']}: the model would truncate the sources")
+    src_lang = nugget.get("src_lang") or "en_XX"
+    out = {"tokenizer": load_source_tokenizer(settings["tokenizer"], src_lang),
+           "target_tokenizer": None, "max_target_tokens": None}
+    if target and nugget.get("target_tokenizer") == "source":
+        target_tokenizer = load_source_tokenizer(nugget["encoder"], src_lang)
+        if hasattr(target_tokenizer, "tgt_lang"):
+            target_tokenizer.tgt_lang = nugget.get("tgt_lang") or "zh_CN"
+        out.update(target_tokenizer=target_tokenizer, max_target_tokens=nugget["max_target_tokens"])
+    if settings["tokenizer"] != nugget["encoder"]:
+        log.info("corpus tokenizer %s differs from the model's encoder %s: limits hold for the former",
+                 settings["tokenizer"], nugget["encoder"])
+    return out

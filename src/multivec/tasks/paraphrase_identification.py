@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from multivec.io import EmptyOutputError, MalformedInputError
+from multivec.io import EmptyOutputError, MalformedInputError, check_minimum
 from multivec.retrieval.bm25 import BM25Index
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
@@ -204,7 +204,9 @@ def build_paraphrase_identification_task(pairs: Sequence[SentencePair] | Callabl
                                          n_queries: int | None = 1024, window: int = 1024, n_negatives: int = 19,
                                          max_tokens: int = 256, drop_probability: float = 0.2, seed: int = 0,
                                          show_progress: bool = True,
-                                         counts: ParabankCounts | None = None) -> RankingTask:
+                                         counts: ParabankCounts | None = None,
+                                         min_queries: int | None = None, source: str = "the ParaBank input",
+                                         warnings: list[str] | None = None) -> RankingTask:
     """The PI task: documents from ``pairs``, queries ``L<i>``, candidates ``R<j>`` (Appendix A).
 
     ``pairs`` is a sequence, or a function returning a fresh iterator over them (a file is
@@ -217,12 +219,14 @@ def build_paraphrase_identification_task(pairs: Sequence[SentencePair] | Callabl
     there are no more than ``window``. Each query's negatives are restricted to its sliding
     window and never include its answer or a document whose text equals the answer's. The
     answer is inserted at a seeded random position among the candidates. Deterministic given
-    ``seed``.
+    ``seed``. Zero documents raise ``EmptyOutputError`` naming ``source``; fewer than
+    ``min_queries`` queries log a warning (appended to ``warnings``).
     """
     make_pairs = pairs if callable(pairs) else (lambda: pairs)
     counts = counts if counts is not None else ParabankCounts()
     rng = np.random.default_rng(seed)
     n_docs = sum(1 for _ in iter_documents(make_pairs(), rng, max_tokens, drop_probability, counts))
+    check_minimum("PI documents", n_docs, None, source)
     if n_docs < n_negatives + 1:
         raise ValueError(f"{n_docs} documents from the sentence pairs; need at least {n_negatives + 1}")
     if min(window, n_docs) < n_negatives + 1:
@@ -265,6 +269,7 @@ def build_paraphrase_identification_task(pairs: Sequence[SentencePair] | Callabl
                            "queries): the input changed while it was read")
     task = RankingTask(docs, queries)
     task.validate()
+    check_minimum("PI queries", task.n_queries, min_queries, source, warnings)
     return task
 
 
@@ -307,7 +312,7 @@ def build_paraphrase_identification_task_from_file(path: str | os.PathLike, para
         first_pass[0] = False
         return iter_parabank(path, paraphrase_column, counts=counting)
 
-    return build_paraphrase_identification_task(make_pairs, counts=counts, **kwargs)
+    return build_paraphrase_identification_task(make_pairs, counts=counts, source=str(path), **kwargs)
 
 
 def parse_document_index(doc_id: str) -> int:
