@@ -202,6 +202,7 @@ class PackingStats:
     streams: int = 0  # articles / chapters
     documents: int = 0
     skipped_long_sentences: int = 0
+    corpora: list[str] = field(default_factory=list)  # corpus names read (e.g. wikitext2-valid)
     train_documents: int = 0
     dev_documents: int = 0
     document_tokens: list[int] = field(default_factory=list)
@@ -243,6 +244,8 @@ def pack_paragraphs(paragraphs: Iterable[Paragraph], count_tokens: Callable[[Seq
     stream_number = skipped_here = 0
     for stream in tqdm(group_streams(paragraphs), desc="packing documents", unit="article", leave=False):
         sentences: list[str] = []
+        if stream[0].corpus not in stats.corpora:
+            stats.corpora.append(stream[0].corpus)
         for paragraph in stream:
             stats.paragraphs += 1
             parts = paragraph.sentences if paragraph.sentences is not None else split_sentences(paragraph.text)
@@ -327,7 +330,7 @@ def build_autoencoding_corpus(paragraph_sources: Iterable[Iterable[Paragraph]], 
     documents: list[PackedDocument] = []
     for paragraphs in paragraph_sources:
         documents.extend(pack_paragraphs(paragraphs, count, max_tokens, split_sentences, stats))
-    sources = ", ".join(dict.fromkeys(d.corpus for d in documents)) or "the autoencoding sources"
+    sources = "paragraphs read from " + (", ".join(stats.corpora) or "no source")
     check_minimum("autoencoding documents", len(documents), None, sources)
     train, dev = deterministic_split(documents, [d.id for d in documents], dev_size=dev_size,
                                      dev_fraction=dev_fraction, seed=seed, max_documents=max_documents)
