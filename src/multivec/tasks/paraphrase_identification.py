@@ -11,7 +11,11 @@ document ``R<i>``; the 19 negatives are the paraphrase documents BM25 ranks high
 reference document as query, among the 1024 documents of a sliding window around ``i``.
 
 The released set (``nugget-data/paraphrase_identification``) needs none of this; the
-builder is for rebuilding it from ParaBank or for other sizes.
+builder is for rebuilding it from ParaBank or for other sizes. ParaBank v1.0 is about 9 GB,
+too large to hold or index whole (the reason for the window), so the builder streams it:
+``build_paraphrase_identification_task_from_file`` reads the file twice and holds at most
+two windows of documents, one BM25 index per block of queries (memory flat in the file
+size: ``benchmarks/parabank_memory.py``).
 
 ParaBank v1.0 file format, as this reader accepts it: UTF-8 text (``.gz`` allowed), one
 reference sentence a line, tab-separated: ``[score<TAB>]reference<TAB>paraphrase_1[<TAB>
