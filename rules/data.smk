@@ -46,6 +46,7 @@ rule autoencoding_corpus:
     output:
         train=corpus("ae", "train"),
         dev=corpus("ae", "dev"),
+        meta="data/built/corpora/autoencoding/meta.json",
     params:
         settings=config["corpora"]["autoencoding"],
         mirror=MIRROR_ARG,
@@ -71,6 +72,7 @@ rule translation_corpus:
     output:
         train=corpus("mt", "train"),
         dev=corpus("mt", "dev"),
+        meta="data/built/corpora/translation/meta.json",
     params:
         settings=config["corpora"]["translation"],
         seed=config["seed"],

@@ -9,6 +9,7 @@ rule pi_task:
     output:
         docs=f"{task_dir('pi')}/docs.txt",
         task=f"{task_dir('pi')}/task.jsonl",
+        meta=f"{task_dir('pi')}/meta.json",
     params:
         settings=config["table2"]["pi"],
         max_tokens=config["table2"]["max_tokens"],
@@ -34,6 +35,7 @@ rule rr_task:
     output:
         docs=f"{task_dir('rr')}/docs.txt",
         task=f"{task_dir('rr')}/task.jsonl",
+        meta=f"{task_dir('rr')}/meta.json",
     params:
         settings=config["table2"]["rr"],
         seed=config["seed"],

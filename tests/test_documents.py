@@ -1,6 +1,7 @@
 """Packing sentences (AE) and sentence pairs (MT) into documents of <= max_tokens subwords."""
 
 import gzip
+import json
 import io
 import itertools
 import logging
@@ -33,6 +34,11 @@ def minilm():
 
 def subwords(tokenizer, text):
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def model_tokens(tokenizer, text):
+    """Tokens as the model sees the text: special tokens included ([CLS] ... [SEP] for MiniLM)."""
+    return len(tokenizer(text, add_special_tokens=True)["input_ids"])
 
 
 # ---------------------------------------------------------------- packing primitives
@@ -85,7 +91,7 @@ def test_build_autoencoding_corpus_small():
     train, dev = build_autoencoding_corpus([paragraphs], WhitespaceTokenizer(), 5, dev_size=1, seed=0,
                                            split_sentences=split, stats=stats)
     rows = train + dev
-    assert all(r["source"] == r["target"] and set(r) == {"id", "source", "target"} for r in rows)
+    assert all(r["source"] == r["target"] and set(r) == {"id", "source", "target", "source_sentence_ends"} for r in rows)
     assert stats.skipped_long_sentences == 1  # the 7-word sentence
     assert sorted(r["source"] for r in rows) == sorted(
         ["one two three. four five.", "thirteen.", "alpha beta. gamma."])
@@ -109,14 +115,16 @@ def test_autoencoding_documents_on_mirror(mirror, minilm, caplog):
         with caplog.at_level(logging.WARNING):
             docs = pack_paragraphs(paragraphs, TokenCounter(minilm), max_tokens, split, stats)
         assert docs and stats.documents == len(docs)
-        for doc in docs:  # no document over the limit, counted as a whole
-            assert 0 < subwords(minilm, doc.text) == doc.n_tokens <= max_tokens
+        for doc in docs:  # no document over the limit, counted as a whole with its special tokens
+            assert 0 < model_tokens(minilm, doc.text) == doc.n_tokens <= max_tokens
+            assert [doc.text[:end].endswith(s) for s, end in zip(doc.sentences, doc.sentence_ends)] == \
+                [True] * len(doc.sentences) and doc.sentence_ends[-1] == len(doc.text)
         # The documents, in order, are the sentence stream minus the skipped (too long) sentences,
         # and each document is a run of adjacent sentences.
         expected, skipped_positions, position = [], [], 0
         for sentences in _sentence_streams(paragraphs, split):
             for sentence in sentences:
-                if subwords(minilm, sentence) > max_tokens:
+                if subwords(minilm, sentence) > max_tokens - 2:  # [CLS] and [SEP] take 2 of the 64
                     skipped_positions.append(position)
                 else:
                     expected.append((position, sentence))
@@ -150,9 +158,10 @@ def test_translation_documents_from_debian_pairs(mirror, minilm):
     assert len(dev) == 16 and len(train) + len(dev) == stats.documents
     assert build_translation_corpus_debian(path, minilm, 128, dev_size=16, seed=13) == (train, dev)
     rows = sorted(train + dev, key=lambda r: r["id"])  # ids sort in book order
-    assert all(subwords(minilm, r["source"]) <= 128 for r in rows)
+    # the model's source limit (nugget.max_source_tokens = 128) counts [CLS] and [SEP]: nothing is truncated
+    assert max(model_tokens(minilm, r["source"]) for r in rows) <= 128
     # pairs are never broken: the documents concatenate to the book's pairs minus the skipped ones
-    pairs = [p for p in read_debian_reference_pairs(path) if subwords(minilm, p.en) <= 128]
+    pairs = [p for p in read_debian_reference_pairs(path) if subwords(minilm, p.en) <= 126]
     assert len(pairs) == stats.pairs - stats.skipped_long_pairs
     assert " ".join(r["source"] for r in rows) == " ".join(p.en for p in pairs)
     assert "".join(r["target"] for r in rows).replace(" ", "") == "".join(p.zh for p in pairs).replace(" ", "")
@@ -249,3 +258,70 @@ def test_translation_corpus_from_wmt_format(wmt_files):
     assert all(len(r["source"].split()) <= 9 for r in train + dev)
     _, capped = build_translation_corpus_wmt(train_path, dev_path, WhitespaceTokenizer(), max_tokens=9, dev_size=2)
     assert len(capped) == 2
+
+
+# ---------------------------------------------------------------- sentence ends and the model's limits
+
+class SpecialsTokenizer:
+    """Whitespace tokens plus, with add_special_tokens, a start and an end token (like [CLS] ... [SEP]);
+    targets (``text_target``) are counted one token per character, plus the two specials."""
+
+    def __call__(self, texts=None, add_special_tokens=False, text_target=None):
+        if text_target is not None:
+            ids = [list(t.replace(" ", "")) for t in text_target]
+        else:
+            ids = [t.split() for t in texts]
+        return {"input_ids": [(["<s>"] + x + ["</s>"]) if add_special_tokens else x for x in ids]}
+
+
+def test_autoencoding_rows_keep_punkt_sentence_ends(mirror):
+    text = "Dr. Smith met Mr. Jones at 5 p.m. on Monday. They talked about St. Louis for hours! Then Dr. Who left."
+    train, dev = build_autoencoding_corpus([[Paragraph(text, "c", "art")], [Paragraph("Filler one. Filler two.", "c", "b")]],
+                                           WhitespaceTokenizer(), 64, dev_size=1, seed=0, mirror=mirror)
+    row = next(r for r in train + dev if r["source"].startswith("Dr."))
+    assert row["source"] == text
+    pieces, start = [], 0
+    for end in row["source_sentence_ends"]:
+        pieces.append(row["source"][start:end].strip())
+        start = end
+    assert pieces == ["Dr. Smith met Mr. Jones at 5 p.m. on Monday.", "They talked about St. Louis for hours!",
+                      "Then Dr. Who left."]
+
+
+def test_translation_rows_keep_sentence_ends_inside_and_between_pairs(tmp_path, mirror):
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"doc": "ch1", "i": 0, "en": "Dr. Smith went home. He slept.", "zh": "史密斯医生回家了。他睡了。"},
+            {"doc": "ch1", "i": 1, "en": "Short heading", "zh": "短标题"},
+            {"doc": "ch2", "i": 0, "en": "Another chapter.", "zh": "另一章。"}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    train, dev = build_translation_corpus_debian(path, WhitespaceTokenizer(), 64, dev_size=1, seed=0,
+                                                 split_sentences=english_sentence_splitter(mirror))
+    row = next(r for r in train + dev if r["id"].startswith("debian-reference/0000"))
+    assert row["source"] == "Dr. Smith went home. He slept. Short heading"
+    assert row["source_sentence_ends"] == [len("Dr. Smith went home."), len("Dr. Smith went home. He slept."),
+                                           len(row["source"])]
+
+
+def test_limits_count_special_tokens_on_both_sides(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    words = lambda n, w: " ".join([w] * n)
+    rows = [{"doc": "a", "i": i, "en": words(3, f"e{i}"), "zh": "中" * 5} for i in range(6)]
+    rows.append({"doc": "a", "i": 6, "en": words(9, "long"), "zh": "长"})      # 9 + 2 specials > 10: skipped
+    rows.append({"doc": "a", "i": 7, "en": "ok .", "zh": "长" * 9})            # target 9 + 2 > 10: skipped
+    rows += [{"doc": "b", "i": i, "en": words(4, f"b{i}"), "zh": "乙"} for i in range(4)]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    stats = TranslationStats()
+    tokenizer = SpecialsTokenizer()
+    train, dev = build_translation_corpus_debian(path, tokenizer, 10, dev_size=1, seed=0, stats=stats,
+                                                 target_tokenizer=tokenizer, max_target_tokens=10)
+    out = train + dev
+    for row in out:  # the model's view, specials included, fits both limits: nothing would be truncated
+        assert len(tokenizer([row["source"]], add_special_tokens=True)["input_ids"][0]) <= 10
+        assert len(tokenizer(text_target=[row["target"]], add_special_tokens=True)["input_ids"][0]) <= 10
+    assert stats.skipped_long_pairs == 2 and stats.skipped_long_targets == 1
+    # chapter a: two 3-word sources would fit (6 + 2 <= 10) but their targets would not (10 + 2 > 10),
+    # so each pair is its own document; chapter b: two 4-word pairs a document (8 + 2 = 10)
+    assert sorted(len(r["source"].split()) for r in out) == [3, 3, 3, 3, 3, 3, 8, 8]
+    assert TokenCounter(tokenizer).specials == 2 and TokenCounter(tokenizer).budget(10) == 8
+    with pytest.raises(ValueError, match="no room for text"):
+        TokenCounter(tokenizer).budget(2)

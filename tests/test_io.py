@@ -68,3 +68,34 @@ def test_docs_tsv_missing_tab_and_duplicate_id(tmp_path):
 def test_docs_tsv_round_trip_flattens_whitespace(tmp_path):
     write_docs_tsv(tmp_path / "docs.txt", {"a": "two\nlines\tand tab", "b": "plain"})
     assert read_docs_tsv(tmp_path / "docs.txt") == {"a": "two lines and tab", "b": "plain"}
+
+
+def test_check_minimum_fails_on_zero_and_warns_below_the_minimum(caplog):
+    from multivec.io import EmptyOutputError, check_minimum
+
+    with pytest.raises(EmptyOutputError, match=r"a\.txt, b\.txt: no queries built \(0\)"):
+        check_minimum("queries", 0, None, ["a.txt", "b.txt"])
+    warnings: list[str] = []
+    with caplog.at_level(logging.WARNING):
+        check_minimum("queries", 94, 120, "wiki.valid.tokens", warnings)
+        check_minimum("queries", 121, 120, "wiki.valid.tokens", warnings)
+    assert warnings == ["wiki.valid.tokens: only 94 queries, below the configured minimum of 120 "
+                        "(a source file may have shrunk or changed)"]
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == warnings
+
+
+def test_meta_sidecar_is_written_and_inspectable(tmp_path):
+    import io
+
+    from multivec.inspect import inspect_path
+    from multivec.io import read_json, write_meta
+
+    path = write_meta(tmp_path / "rr", "rr_task", {"wikitext": [tmp_path / "valid.txt"]},
+                      {"articles": 122, "queries": 121}, ["a warning"], min_queries=120)
+    assert path == tmp_path / "rr" / "meta.json"
+    meta = read_json(path)
+    assert meta["counts"] == {"articles": 122, "queries": 121} and meta["warnings"] == ["a warning"]
+    assert meta["inputs"] == {"wikitext": [str(tmp_path / "valid.txt")]} and meta["min_queries"] == 120
+    out = io.StringIO()
+    inspect_path(path, out=out)
+    assert "queries" in out.getvalue() and "121" in out.getvalue()

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from multivec.io import MalformedInputError
-from multivec.tasks.paraphrase_identification import (SentencePair, build_documents,
-                                                      build_paraphrase_identification_task, parse_document_index,
-                                                      read_parabank, sliding_window)
+from multivec.tasks.paraphrase_identification import (ParabankCounts, SentencePair, block_span, build_documents,
+                                                      build_paraphrase_identification_task,
+                                                      build_paraphrase_identification_task_from_file,
+                                                      parse_document_index, read_parabank, sliding_window)
 from multivec.tasks.ranking_task import RankingTask
 
 FIXTURE = Path(__file__).parent / "fixtures" / "parabank_v1_sample.tsv"
@@ -102,16 +103,46 @@ def test_negatives_are_the_bm25_top19_of_the_window(pairs):
 
     task = small_task(pairs)
     documents = build_documents(pairs, np.random.default_rng(0), max_tokens=32)
+    for query in task.queries[5:60:6]:
+        i = parse_document_index(query.source)
+        # idf comes from the span that the query's block of 64 documents can reach
+        lo, hi = block_span(i // 64, len(documents), 64)
+        assert hi - lo <= 2 * 64
+        index = BM25Index([d.paraphrase for d in documents[lo:hi]], show_progress=False)
+        start, stop = sliding_window(i, len(documents), 64)
+        scores = index.score([documents[i].reference], show_progress=False)[0]
+        window = [j for j in range(start, stop) if j != i]
+        best = sorted(window, key=lambda j: (-scores[j - lo], j))[:19]
+        negatives = [parse_document_index(c) for k, c in enumerate(query.candidates) if k != query.answer]
+        assert negatives == best
+        assert task.documents[query.source] == documents[i].reference
+
+
+def test_streamed_file_build_equals_in_memory_build_and_holds_two_windows(pairs):
+    counts = ParabankCounts()
+    streamed = build_paraphrase_identification_task_from_file(FIXTURE, counts=counts, n_queries=60, window=64,
+                                                              max_tokens=32, seed=0, show_progress=False)
+    in_memory = small_task(pairs)
+    assert streamed.queries == in_memory.queries and streamed.documents == in_memory.documents
+    n_docs = len(build_documents(pairs, np.random.default_rng(0), max_tokens=32))
+    assert counts.lines == counts.sentence_pairs == 600 and counts.documents == n_docs
+    assert 0 < counts.max_documents_held <= 2 * 64 < n_docs
+    assert counts.windows_indexed == len({parse_document_index(q.source) // 64 for q in streamed.queries})
+
+
+def test_one_window_uses_idf_of_all_documents(pairs):
+    from multivec.retrieval.bm25 import BM25Index
+
+    few = pairs[:200]
+    task = build_paraphrase_identification_task(few, n_queries=None, window=1024, max_tokens=32, seed=1,
+                                                show_progress=False)
+    documents = build_documents(few, np.random.default_rng(1), max_tokens=32)
     index = BM25Index([d.paraphrase for d in documents], show_progress=False)
-    query = task.queries[7]
+    query = task.queries[3]
     i = parse_document_index(query.source)
-    start, stop = sliding_window(i, len(documents), 64)
     scores = index.score([documents[i].reference], show_progress=False)[0]
-    window = [j for j in range(start, stop) if j != i]
-    best = sorted(window, key=lambda j: (-scores[j], j))[:19]
-    negatives = [parse_document_index(c) for k, c in enumerate(query.candidates) if k != query.answer]
-    assert negatives == best
-    assert task.documents[query.source] == documents[i].reference
+    best = sorted((j for j in range(len(documents)) if j != i), key=lambda j: (-scores[j], j))[:19]
+    assert [parse_document_index(c) for k, c in enumerate(query.candidates) if k != query.answer] == best
 
 
 def test_builder_is_deterministic_given_the_seed(pairs, tmp_path):

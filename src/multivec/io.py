@@ -4,6 +4,12 @@ Every reader names the file and the 1-based line of malformed input (a non-UTF-8
 line, a JSONL line that does not parse, an empty document) instead of dropping it
 silently. Where a skip is the documented behaviour (``on_empty="skip"``), the number
 of skipped lines is logged.
+
+Every data builder also records what it read and wrote: ``write_meta`` puts a
+``meta.json`` next to its outputs (input and output counts, skips, warnings), and
+``check_minimum`` warns (log WARNING, which rules send to stderr and their log) when a
+count falls below its configured minimum and raises when it is zero — so a source that
+shrank or a file that is empty never passes as a smaller but valid result.
 """
 
 from __future__ import annotations
@@ -133,3 +139,35 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(obj, handle, ensure_ascii=False, indent=2)
         handle.write("\n")
+
+
+META_FILE = "meta.json"
+
+
+class EmptyOutputError(ValueError):
+    """A builder produced nothing (zero documents or queries); the message names its inputs."""
+
+
+def check_minimum(name: str, count: int, minimum: int | None, inputs: str | os.PathLike | list,
+                  warnings: list[str] | None = None) -> None:
+    """Raise ``EmptyOutputError`` when ``count`` is 0; log a WARNING (and append it to ``warnings``)
+    when it is below ``minimum`` (``None``: only the zero check)."""
+    where = ", ".join(map(str, inputs)) if isinstance(inputs, (list, tuple)) else str(inputs)
+    if count <= 0:
+        raise EmptyOutputError(f"{where}: no {name} built (0); the input is empty or every item was skipped")
+    if minimum is not None and count < minimum:
+        message = (f"{where}: only {count} {name}, below the configured minimum of {minimum} "
+                   f"(a source file may have shrunk or changed)")
+        log.warning(message)
+        if warnings is not None:
+            warnings.append(message)
+
+
+def write_meta(folder: str | os.PathLike, builder: str, inputs: dict[str, Any], counts: dict[str, Any],
+               warnings: list[str] | None = None, **extra: Any) -> Path:
+    """Write ``<folder>/meta.json``: the builder, its input files, its counts and warnings."""
+    path = Path(folder) / META_FILE
+    write_json(path, {"builder": builder, "inputs": {k: [str(p) for p in v] if isinstance(v, (list, tuple)) else str(v)
+                                                     for k, v in inputs.items()},
+                      "counts": counts, "warnings": list(warnings or []), **extra})
+    return path

@@ -1,15 +1,23 @@
+import os
+
 from multivec.data.corpora import read_paragraphs
-from multivec.data.documents import build_autoencoding_corpus
-from multivec.io import write_jsonl
-from multivec.resources import load_tokenizer
+from multivec.data.documents import PackingStats, build_autoencoding_corpus
+from multivec.data.documents import model_tokenizers
+from multivec.io import write_jsonl, write_meta
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
     settings = snakemake.params.settings
-    sources = [read_paragraphs(name, path) for name in settings["sources"] for path in snakemake.input[name]]
+    inputs = {name: list(snakemake.input[name]) for name in settings["sources"]}
+    sources = [read_paragraphs(name, path) for name, paths in inputs.items() for path in paths]
+    stats = PackingStats()
+    # documents fit nugget.max_source_tokens as the model tokenizes them (special tokens included)
+    tokenizer = model_tokenizers(settings, snakemake.config["nugget"], target=False)["tokenizer"]
     train, dev = build_autoencoding_corpus(
-        sources, load_tokenizer(settings["tokenizer"]), settings["max_tokens"], dev_size=settings["dev_size"],
+        sources, tokenizer, settings["max_tokens"], dev_size=settings["dev_size"],
         seed=snakemake.params.seed, max_documents=settings.get("max_documents"),
-        mirror=snakemake.params.mirror or None)
+        mirror=snakemake.params.mirror or None, stats=stats, min_documents=settings.get("min_documents"))
     write_jsonl(snakemake.output.train, train)
     write_jsonl(snakemake.output.dev, dev)
+    write_meta(os.path.dirname(snakemake.output.train), "autoencoding_corpus", inputs, stats.summary(),
+               stats.warnings, max_source_tokens=settings["max_tokens"], min_documents=settings.get("min_documents"))

@@ -1,17 +1,33 @@
 import os
+from dataclasses import asdict
 
-from multivec.tasks.paraphrase_identification import build_paraphrase_identification_task, read_parabank
+from multivec.io import check_minimum, write_meta
+from multivec.tasks.paraphrase_identification import ParabankCounts, build_paraphrase_identification_task_from_file
 from multivec.tasks.ranking_task import RankingTask
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     settings = snakemake.params.settings
+    folder = os.path.dirname(snakemake.output.task)
+    warnings: list[str] = []
     if settings["source"] == "released":
-        task = RankingTask.load(os.path.dirname(snakemake.input.task)).first(settings["n_queries"])
+        inputs = {"docs": snakemake.input.docs, "task": snakemake.input.task}
+        released = RankingTask.load(os.path.dirname(snakemake.input.task))
+        task = released.first(settings["n_queries"])
+        counts = {"released_queries": released.n_queries, "released_documents": len(released.documents),
+                  "empty_documents": len(task.empty_document_ids)}
+        check_minimum("PI queries", task.n_queries, settings.get("min_queries"), snakemake.input.task, warnings)
     else:
-        pairs = read_parabank(snakemake.input.parabank[0])
-        task = build_paraphrase_identification_task(pairs, n_queries=settings["n_queries"],
-                                                    max_tokens=snakemake.params.max_tokens, seed=snakemake.params.seed)
-    task.save(os.path.dirname(snakemake.output.task))
+        inputs = {"parabank": list(snakemake.input.parabank)}
+        parabank = ParabankCounts()
+        task = build_paraphrase_identification_task_from_file(
+            snakemake.input.parabank[0], counts=parabank, n_queries=settings["n_queries"],
+            max_tokens=snakemake.params.max_tokens, seed=snakemake.params.seed,
+            min_queries=settings.get("min_queries"), warnings=warnings)
+        counts = asdict(parabank)
+    task.save(folder)
+    counts.update(queries=task.n_queries, documents=len(task.used_document_ids()))
+    write_meta(folder, "pi_task", inputs, counts, warnings, source=settings["source"],
+               min_queries=settings.get("min_queries"))
     log.info("PI (%s): %d queries over %d documents", settings["source"], task.n_queries,
              len(task.used_document_ids()))

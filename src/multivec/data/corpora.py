@@ -33,7 +33,7 @@ from typing import Callable, Iterator
 
 from tqdm import tqdm
 
-from multivec.io import MalformedInputError, iter_jsonl
+from multivec.io import EmptyOutputError, MalformedInputError, iter_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -227,9 +227,12 @@ def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
         missing = [key for key in ("doc", "i", "en", "zh") if key not in row]
         if missing:
             raise MalformedInputError(path, number, f"missing field(s) {', '.join(missing)}")
-        if not isinstance(row["i"], int):
+        if isinstance(row["i"], bool) or not isinstance(row["i"], int):
             raise MalformedInputError(path, number, f"field 'i' must be an integer, got {row['i']!r}")
-        en, zh = " ".join(str(row["en"]).split()), str(row["zh"]).strip()
+        for key in ("doc", "en", "zh"):  # null must not become the text "None"
+            if not isinstance(row[key], str):
+                raise MalformedInputError(path, number, f"field {key!r} must be a string, got {row[key]!r}")
+        en, zh = " ".join(row["en"].split()), row["zh"].strip()
         if not en or not zh:
             raise MalformedInputError(path, number, f"empty {'en' if not en else 'zh'} side of pair "
                                                     f"{row['doc']}#{row['i']}")
@@ -238,6 +241,8 @@ def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
             raise MalformedInputError(path, number, f"duplicate pair {key[0]}#{key[1]}")
         seen.add(key)
         pairs.append(ParallelPair(key[0], key[1], en, zh))
+    if not pairs:
+        raise EmptyOutputError(f"{path}: no sentence pairs (empty file)")
     doc_order = {doc: n for n, doc in enumerate(dict.fromkeys(p.doc for p in pairs))}
     return sorted(pairs, key=lambda p: (doc_order[p.doc], p.i))
 

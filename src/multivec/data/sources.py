@@ -171,7 +171,8 @@ _register(Source(
 
 _register(Source(
     name="wmt19_enzh",
-    description="WMT19 English-Chinese: News Commentary v14 en-zh (one sentence pair a line, en<TAB>zh, "
+    description="WMT19 English-Chinese, News Commentary part only: News Commentary v14 en-zh (one sentence "
+                "pair a line, en<TAB>zh, "
                 "blank lines between documents) for training, and the WMT19 dev tarball, whose "
                 "newsdev2017-enzh and newstest2018-enzh SGML files are the dev set.",
     files={
@@ -182,9 +183,11 @@ _register(Source(
     },
     licence="News Commentary: free for research (statmt.org); WMT dev sets: research use",
     homepage="https://www.statmt.org/wmt19/translation-task.html",
-    note="sha256 unknown: not verifiable here (no network, not in the mirror). News Commentary is the WMT19 "
-         "en-zh corpus that keeps document boundaries, which document-level packing needs; the other WMT19 "
-         "en-zh corpora (UN, CWMT, wikititles) are sentence-level and are not used. Members of dev.tgz read: "
+    note="sha256 unknown: not verifiable here (no network, not in the mirror). This is NOT the whole WMT19 "
+         "en-zh training data: only its News Commentary v14 part, the one WMT19 en-zh corpus that keeps "
+         "document boundaries, which document-level packing needs. The other WMT19 en-zh corpora (UN v1.0, "
+         "CWMT, wikititles), far larger, are sentence-level and are not used, so paper-scale NUGGET trains on "
+         "much less text than the paper's 'WMT19 en-zh'. Members of dev.tgz read: "
          "dev/newsdev2017-enzh-{src.en,ref.zh}.sgm and dev/newstest2018-enzh-{src.en,ref.zh}.sgm "
          "(WMT naming; see multivec.data.translation_corpus.WMT19_DEV_SETS).",
 ))

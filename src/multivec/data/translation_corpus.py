@@ -5,18 +5,25 @@ sentence pairs concatenated into documents of at most 128 (source) tokens. Rows 
 ``{"id", "source" (en), "target" (zh)}``.
 
 - Demo scale: the Debian Reference paragraph pairs; pairs are packed in book order
-  within each chapter (``doc``) into documents of <= ``max_tokens`` English subwords,
+  within each chapter (``doc``) into documents of <= ``max_tokens`` English tokens,
   never breaking a pair; train/dev split per document by hash (see
   ``multivec.data.documents.deterministic_split``).
 - Paper scale: News Commentary v14 en-zh (``en<TAB>zh`` a line, blank lines between
-  documents) packed the same way within each of its documents; the dev set is packed
+  documents) packed the same way within each of its documents. This is the only WMT19
+  en-zh training corpus that keeps document boundaries; the far larger UN and CWMT parts
+  of WMT19 en-zh are not used (see ``multivec.data.sources``). The dev set is packed
   the same way from the WMT19 dev tarball's newsdev2017 and newstest2018 en-zh SGML
   files (documents are their ``<doc>`` elements).
 
-A pair whose English side alone exceeds ``max_tokens`` is skipped (and counted), and
-closes the current document so documents only hold adjacent pairs. The English side of
-a document is its sentences joined by spaces; the Chinese side is joined without spaces
-(``join_chinese``).
+``max_tokens`` bounds the English side as the model tokenizes it, special tokens included
+(it equals ``nugget.max_source_tokens``, so no source is truncated in training); when the
+target vocabulary is known before training (paper scale: mBART-50's own, with ``tgt_lang``),
+the Chinese side must fit ``nugget.max_target_tokens`` the same way. A pair too long on
+its own is skipped (and counted), and closes the current document so documents only hold
+adjacent pairs. The English side of a document is its pairs joined by spaces; the Chinese
+side is joined without spaces (``join_chinese``). Rows carry ``source_sentence_ends``: the
+character offsets in ``source`` where an English sentence ends (punkt inside each pair,
+and every pair boundary).
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ from typing import Callable, Iterable, Iterator, Sequence
 from tqdm import tqdm
 
 from multivec.data.corpora import ParallelPair, join_chinese, read_debian_reference_pairs
-from multivec.data.documents import TokenCounter, deterministic_split, enforce_limit, pack_lengths, slug
+from multivec.data.documents import (TokenCounter, deterministic_split, enforce_limit, locate_sentences, pack_lengths,
+                                     sentence_ends, slug, text_budget, whole_counter)
 from multivec.inspect import length_summary
-from multivec.io import MalformedInputError
+from multivec.io import MalformedInputError, check_minimum
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +61,16 @@ class TranslationStats:
     pairs: int = 0
     streams: int = 0  # chapters / WMT documents
     documents: int = 0
-    skipped_long_pairs: int = 0
+    skipped_long_pairs: int = 0  # either side too long (target side only when its limit is known)
+    skipped_long_targets: int = 0
     skipped_lines: int = 0  # reader skips (misaligned lines), see read_news_commentary_tsv
+    train_documents: int = 0
+    dev_documents: int = 0
     source_tokens: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "source_tokens"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("source_tokens", "warnings")}
         out["source_tokens_per_document"] = length_summary(self.source_tokens)
         return out
 
@@ -195,7 +207,8 @@ class TranslationDocument:
     corpus: str
     doc: str
     pairs: list[ParallelPair]
-    n_source_tokens: int
+    n_source_tokens: int  # as the model tokenizes the source, special tokens included
+    source_sentence_ends: list[int] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -206,14 +219,41 @@ class TranslationDocument:
         return join_chinese([p.zh for p in self.pairs])
 
     def row(self) -> dict:
-        return {"id": self.id, "source": self.source, "target": self.target}
+        return {"id": self.id, "source": self.source, "target": self.target,
+                "source_sentence_ends": self.source_sentence_ends or sentence_ends([p.en for p in self.pairs])}
+
+
+def pair_sentence_ends(pairs: Sequence[ParallelPair], split_sentences: Callable[[str], list[str]] | None) -> list[int]:
+    """Sentence ends in the joined English side of ``pairs``: each pair's own sentences (found by
+    ``split_sentences``; None: a pair is one sentence), and every pair boundary."""
+    ends: list[int] = []
+    offset = 0
+    for pair in pairs:
+        inner = locate_sentences(pair.en, split_sentences(pair.en)) if split_sentences else [len(pair.en)]
+        ends.extend(offset + end for end in inner)
+        offset += len(pair.en) + 1
+    return ends
 
 
 def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
                       count_tokens: Callable[[Sequence[str]], list[int]], max_tokens: int,
-                      stats: TranslationStats | None = None) -> list[TranslationDocument]:
-    """Pack each stream ``(corpus, doc, pairs)`` into documents of <= ``max_tokens`` English subwords."""
+                      stats: TranslationStats | None = None, *,
+                      count_target_tokens: Callable[[Sequence[str]], list[int]] | None = None,
+                      max_target_tokens: int | None = None,
+                      split_sentences: Callable[[str], list[str]] | None = None) -> list[TranslationDocument]:
+    """Pack each stream ``(corpus, doc, pairs)`` into documents whose English side fits ``max_tokens``
+    (special tokens included when ``count_tokens`` is a ``TokenCounter``, as the model tokenizes it).
+
+    With ``count_target_tokens`` and ``max_target_tokens`` the Chinese side must fit the target
+    limit too (a pair too long on either side is skipped). ``split_sentences`` finds the
+    sentence ends inside each pair's English side for ``source_sentence_ends``.
+    """
     stats = stats if stats is not None else TranslationStats()
+    check_target = count_target_tokens is not None and max_target_tokens is not None
+    budget, whole = text_budget(count_tokens, max_tokens), whole_counter(count_tokens)
+    if check_target:
+        target_budget, target_whole = text_budget(count_target_tokens, max_target_tokens), \
+            whole_counter(count_target_tokens)
     documents: list[TranslationDocument] = []
     skipped_here = 0
     for number, (corpus, doc, pairs) in enumerate(tqdm(streams, desc="packing MT documents", leave=False)):
@@ -222,20 +262,37 @@ def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
         if not pairs:
             continue
         english = [p.en for p in pairs]
-        groups, skipped = pack_lengths(count_tokens(english), max_tokens)
+        chinese = [p.zh for p in pairs]
+
+        def sources(groups):
+            return [" ".join(english[i] for i in g) for g in groups]
+
+        if check_target:
+            lengths = list(zip(count_tokens(english), count_target_tokens(chinese)))
+            groups, skipped = pack_lengths(lengths, (budget, target_budget))
+            stats.skipped_long_targets += sum(1 for i in skipped if lengths[i][1] > target_budget)
+
+            def excess(groups):  # > 0 where either side of the joined document is over its limit
+                targets = target_whole([join_chinese([chinese[i] for i in g]) for g in groups])
+                return [max(s - max_tokens, t - max_target_tokens) for s, t in zip(whole(sources(groups)), targets)]
+
+            groups = enforce_limit(groups, excess, 0)
+        else:
+            groups, skipped = pack_lengths(count_tokens(english), budget)
+            groups = enforce_limit(groups, lambda gs: whole(sources(gs)), max_tokens)
         stats.skipped_long_pairs += len(skipped)
         skipped_here += len(skipped)
-        groups = enforce_limit(groups, lambda gs: count_tokens([" ".join(english[i] for i in g) for g in gs]),
-                               max_tokens)
-        totals = count_tokens([" ".join(english[i] for i in g) for g in groups])
+        totals = whole(sources(groups))
         for k, (group, total) in enumerate(zip(groups, totals)):
+            members = [pairs[i] for i in group]
             documents.append(TranslationDocument(f"{corpus}/{number:04d}-{slug(doc)}/{k:03d}", corpus, doc,
-                                                 [pairs[i] for i in group], total))
+                                                 members, total, pair_sentence_ends(members, split_sentences)))
             stats.source_tokens.append(total)
     stats.documents += len(documents)
     if skipped_here:
-        log.warning("skipped %d pairs whose English side is longer than %d subwords (never truncated)",
-                    skipped_here, max_tokens)
+        target = f" or Chinese side longer than {max_target_tokens} target tokens" if check_target else ""
+        log.warning("skipped %d pairs whose English side is longer than %d tokens%s (never truncated)",
+                    skipped_here, max_tokens, target)
     return documents
 
 
@@ -248,15 +305,39 @@ def debian_reference_streams(pairs_path: str | os.PathLike,
     return [(corpus, doc, pairs) for doc, pairs in streams.items()]
 
 
+def _target_counter(target_tokenizer) -> TokenCounter | None:
+    return None if target_tokenizer is None else TokenCounter(target_tokenizer, target=True)
+
+
+def _check_split(name: str, train: list, dev: list, inputs, min_documents: int | None, stats: TranslationStats) -> None:
+    check_minimum(f"{name} training documents", len(train), None, inputs)
+    check_minimum(f"{name} documents", len(train) + len(dev), min_documents, inputs, stats.warnings)
+
+
 def build_translation_corpus_debian(pairs_path: str | os.PathLike, tokenizer, max_tokens: int = 128, *,
                                     dev_size: int | None = None, dev_fraction: float | None = None,
                                     seed: int = 0, max_documents: int | None = None,
-                                    stats: TranslationStats | None = None) -> tuple[list[dict], list[dict]]:
-    """MT rows ``(train, dev)`` from the Debian Reference pairs (demo scale)."""
+                                    stats: TranslationStats | None = None,
+                                    target_tokenizer=None, max_target_tokens: int | None = None,
+                                    split_sentences: Callable[[str], list[str]] | None = None,
+                                    min_documents: int | None = None) -> tuple[list[dict], list[dict]]:
+    """MT rows ``(train, dev)`` from the Debian Reference pairs (demo scale).
+
+    ``tokenizer`` must tokenize as the model does (special tokens are counted against
+    ``max_tokens``); ``target_tokenizer``/``max_target_tokens`` bound the Chinese side too when
+    the target vocabulary is known before training. ``split_sentences`` (e.g. punkt) finds
+    the sentence ends inside each paragraph pair. Zero documents raise; fewer than
+    ``min_documents`` log a warning (kept in ``stats.warnings``).
+    """
     stats = stats if stats is not None else TranslationStats()
-    documents = pack_pair_streams(debian_reference_streams(pairs_path), TokenCounter(tokenizer), max_tokens, stats)
+    documents = pack_pair_streams(debian_reference_streams(pairs_path), TokenCounter(tokenizer), max_tokens, stats,
+                                  count_target_tokens=_target_counter(target_tokenizer),
+                                  max_target_tokens=max_target_tokens, split_sentences=split_sentences)
+    check_minimum("translation documents", len(documents), None, pairs_path)
     train, dev = deterministic_split(documents, [d.id for d in documents], dev_size=dev_size,
                                      dev_fraction=dev_fraction, seed=seed, max_documents=max_documents)
+    _check_split("translation", train, dev, pairs_path, min_documents, stats)
+    stats.train_documents, stats.dev_documents = len(train), len(dev)
     log.info("translation corpus (debian_reference): %s; %d train / %d dev documents",
              stats.summary(), len(train), len(dev))
     return [d.row() for d in train], [d.row() for d in dev]
@@ -265,20 +346,31 @@ def build_translation_corpus_debian(pairs_path: str | os.PathLike, tokenizer, ma
 def build_translation_corpus_wmt(train_path: str | os.PathLike, dev_path: str | os.PathLike, tokenizer,
                                  max_tokens: int = 128, *, max_documents: int | None = None,
                                  dev_size: int | None = None, seed: int = 0,
-                                 stats: TranslationStats | None = None) -> tuple[list[dict], list[dict]]:
+                                 stats: TranslationStats | None = None,
+                                 target_tokenizer=None, max_target_tokens: int | None = None,
+                                 split_sentences: Callable[[str], list[str]] | None = None,
+                                 min_documents: int | None = None) -> tuple[list[dict], list[dict]]:
     """MT rows ``(train, dev)`` from News Commentary v14 en-zh and the WMT19 dev tarball (paper scale).
 
     ``max_documents`` caps the training documents and ``dev_size`` the dev documents
-    (both chosen by hash order, kept in file order); ``None`` keeps all.
+    (both chosen by hash order, kept in file order); ``None`` keeps all. The other
+    keywords are those of ``build_translation_corpus_debian``.
     """
     stats = stats if stats is not None else TranslationStats()
-    count = TokenCounter(tokenizer)
+    count, count_target = TokenCounter(tokenizer), _target_counter(target_tokenizer)
+    packing = dict(count_target_tokens=count_target, max_target_tokens=max_target_tokens,
+                   split_sentences=split_sentences)
     train_streams = (("news-commentary-v14", doc, pairs) for doc, pairs in read_news_commentary_tsv(train_path, stats))
-    train_docs = pack_pair_streams(train_streams, count, max_tokens, stats)
+    train_docs = pack_pair_streams(train_streams, count, max_tokens, stats, **packing)
+    check_minimum("training documents", len(train_docs), None, train_path)
     dev_docs = pack_pair_streams(((f"wmt19-dev-{name}", docid, pairs) for name, docid, pairs in read_wmt19_dev(dev_path)),
-                                 count, max_tokens, stats)
+                                 count, max_tokens, stats, **packing)
+    check_minimum("dev documents", len(dev_docs), None, dev_path)
     train, _ = deterministic_split(train_docs, [d.id for d in train_docs], dev_size=0, seed=seed,
                                    max_documents=max_documents)
     dev, _ = deterministic_split(dev_docs, [d.id for d in dev_docs], dev_size=0, seed=seed, max_documents=dev_size)
+    _check_split("translation", train, dev, [train_path, dev_path], min_documents, stats)
+    stats.train_documents, stats.dev_documents = len(train), len(dev)
     log.info("translation corpus (wmt19_enzh): %s; %d train / %d dev documents", stats.summary(), len(train), len(dev))
     return [d.row() for d in train], [d.row() for d in dev]
+

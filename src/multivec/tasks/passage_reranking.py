@@ -22,6 +22,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from multivec.data.wikitext import Article
+from multivec.io import EmptyOutputError, check_minimum
 from multivec.retrieval.bm25 import BM25Index
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
@@ -48,14 +49,25 @@ def eligible_articles(articles: Sequence[Article]) -> list[int]:
 
 
 def build_passage_reranking_task(articles: Sequence[Article], n_queries: int | None = None, n_negatives: int = 19,
-                                 seed: int = 0, show_progress: bool = True) -> RankingTask:
+                                 seed: int = 0, show_progress: bool = True, *, min_queries: int | None = None,
+                                 source: str = "the WikiText input",
+                                 counts: dict | None = None) -> RankingTask:
     """The RR task (Appendix A). ``n_queries``: None = every eligible article; else a seeded
     uniform sample of that many eligible articles, in file order. Deterministic given ``seed``.
+
+    No article, or no article with two sections, raises ``EmptyOutputError`` naming ``source``;
+    fewer than ``min_queries`` queries log a warning (e.g. a WikiText file that shrank). The
+    counts (articles, sections, eligible articles, queries, warnings) go into ``counts``.
     """
+    counts = counts if counts is not None else {}
+    counts.setdefault("warnings", [])
     rng = np.random.default_rng(seed)
     eligible = eligible_articles(articles)
+    counts.update(articles=len(articles), sections=sum(len(a.sections) for a in articles),
+                  eligible_articles=len(eligible))
+    check_minimum("WikiText articles", len(articles), None, source)
     if not eligible:
-        raise ValueError("no article has two or more sections")
+        raise EmptyOutputError(f"{source}: no article has two or more sections")
     if n_queries is not None and n_queries < len(eligible):
         chosen = [eligible[i] for i in np.sort(rng.choice(len(eligible), size=n_queries, replace=False))]
     else:
@@ -95,6 +107,8 @@ def build_passage_reranking_task(articles: Sequence[Article], n_queries: int | N
         docs[f"R{j}"] = corpus[j].text
     task = RankingTask(docs, queries)
     task.validate()
+    counts.update(retrieval_sections=len(corpus), queries=len(queries), documents=len(docs))
+    check_minimum("RR queries", len(queries), min_queries, source, counts["warnings"])
     log.info("passage reranking: %d queries from %d eligible articles, corpus of %d sections",
              len(queries), len(eligible), len(corpus))
     return task

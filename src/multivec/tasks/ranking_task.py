@@ -7,8 +7,9 @@ Exactly the NUGGET release's format (github.com/hiaoxui/nugget-data):
   ids) and ``answer`` (index of the right candidate in ``candidates``).
 
 ``RankingTask.load`` checks what the evaluation relies on and names file:line on failure:
-every id exists in ``docs.txt``, ``answer`` is an index into ``candidates``, no candidate
-is listed twice, no document id is defined twice.
+ids are strings and every id exists in ``docs.txt``, ``answer`` is an integer index into
+``candidates`` (not a bool), no candidate is listed twice, no query and no document id is
+defined twice.
 
 Empty documents: the released PI dev set has two (``L873`` and ``L874``, query documents
 whose reference side is empty). They are kept as empty strings by default, so the set
@@ -95,14 +96,17 @@ class RankingTask:
         documents = read_docs_tsv(docs_path, on_empty=on_empty)
         empty = [doc_id for doc_id, text in documents.items() if not text]
         queries = []
+        sources: dict[str, int] = {}
         for number, row in iter_jsonl(task_path):
             missing = {"source", "candidates", "answer"} - set(row)
             if missing:
                 raise MalformedInputError(task_path, number, f"missing field(s) {sorted(missing)}")
-            if not isinstance(row["candidates"], list) or not isinstance(row["answer"], int):
-                raise MalformedInputError(task_path, number, "candidates must be a list and answer an integer")
-            query = RankingQuery(str(row["source"]), [str(c) for c in row["candidates"]], row["answer"])
+            query = RankingQuery(*_query_fields(row, task_path, number))
             _check_query(query, documents, task_path, number)
+            if query.source in sources:
+                raise MalformedInputError(task_path, number, f"duplicate query {query.source!r} "
+                                                             f"(first on line {sources[query.source]})")
+            sources[query.source] = number
             queries.append(query)
         if not queries:
             raise MalformedInputError(task_path, None, "no queries")
@@ -117,6 +121,20 @@ class RankingTask:
         folder.mkdir(parents=True, exist_ok=True)
         write_docs_tsv(folder / DOCS_FILE, {i: self.documents[i] for i in self.used_document_ids()})
         write_jsonl(folder / TASK_FILE, (q.to_row() for q in self.queries))
+
+
+def _query_fields(row: dict[str, Any], where, number: int) -> tuple[str, list[str], int]:
+    """``source``, ``candidates`` and ``answer`` of a task.jsonl row, type-checked: ids are strings
+    (``null`` is not the id "None") and ``answer`` an integer (``true`` is not 1)."""
+    source, candidates, answer = row["source"], row["candidates"], row["answer"]
+    if not isinstance(source, str):
+        raise MalformedInputError(where, number, f"source must be a document id string, got {source!r}")
+    if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
+        raise MalformedInputError(where, number, f"candidates must be a list of document id strings, got "
+                                                 f"{str(candidates)[:80]}")
+    if isinstance(answer, bool) or not isinstance(answer, int):
+        raise MalformedInputError(where, number, f"answer must be an integer index, got {answer!r}")
+    return source, candidates, answer
 
 
 def _check_query(query: RankingQuery, documents: dict[str, str], where, number: int) -> None:
