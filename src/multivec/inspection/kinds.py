@@ -45,6 +45,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/extracted/**/*.raw", "text", "extracted raw text (WikiText-103)"),
     # built data (rules/data.smk, rules/table2.smk)
     ArtifactKind("data/built/corpora/*/*.jsonl", "corpus", "training documents {id, source, target}"),
+    ArtifactKind("data/built/**/meta.json", "json", "a builder's inputs, counts, skips and warnings"),
     ArtifactKind("data/built/tasks/*", "ranking task", "a ranking task folder (docs.txt + task.jsonl)"),
     ArtifactKind("data/built/tasks/*/docs.txt", "documents tsv", "a ranking task's documents"),
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
