@@ -93,14 +93,40 @@ def load_tokenizer(ref: str):
     return AutoTokenizer.from_pretrained(resolve_model(ref))
 
 
-def data_mirror(configured: str | None = None) -> Path | None:
-    """The local data mirror: ``$MULTIVEC_DATA_MIRROR`` if set, else the configured path."""
-    value = os.environ.get(ENV_MIRROR) or configured
+def data_mirror(configured: str | None = None, base: str | os.PathLike | None = None) -> Path | None:
+    """The local data mirror: ``$MULTIVEC_DATA_MIRROR`` if set, else the configured path.
+
+    A relative path is resolved against ``base`` (default: the current directory); the
+    workflow passes the directory Snakemake was started from (``caller_directory``),
+    because ``--directory`` changes the current directory before the Snakefile runs.
+    """
+    from_env = os.environ.get(ENV_MIRROR)
+    value = from_env or configured
     if not value:
         return None
-    path = Path(value).expanduser().resolve()
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = Path(base if base is not None else Path.cwd()) / path
+    path = path.resolve()
     if not path.is_dir():
-        raise ResourceError(f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror)")
+        origin = f"${ENV_MIRROR}" if from_env else "config key data_mirror"
+        raise ResourceError(
+            f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror; "
+            f"here by {origin}, resolved to {path})"
+        )
+    return path
+
+
+def pin_data_mirror(configured: str | None = None, base: str | os.PathLike | None = None) -> Path | None:
+    """Resolve the mirror once, at the start of a run, and export it as an absolute path.
+
+    Every job (local, conda or SLURM) inherits ``$MULTIVEC_DATA_MIRROR`` from the run, so
+    it finds the same mirror whatever its own working directory, and no rule has to carry
+    the mirror's location as a parameter (which would re-run downloads when it moves).
+    """
+    path = data_mirror(configured, base)
+    if path is not None:
+        os.environ[ENV_MIRROR] = str(path)
     return path
 
 
