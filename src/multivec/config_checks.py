@@ -124,8 +124,12 @@ def _encoder_problems(config: dict, notes: list[str]) -> list[str]:
     readers = {config["base_encoder"]: ["base_encoder"]}
     readers.setdefault(nugget["encoder"], []).append("nugget.encoder")
     for ref, roles in readers.items():
-        limits, where = encoder_limits(ref)
         named = f"{' and '.join(roles)} {ref!r}"
+        try:
+            limits, where = encoder_limits(ref)
+        except (ConfigError, ResourceError) as err:
+            problems.append(f"{' / '.join(roles)}: {err}")
+            continue
         if limits is None:
             notes.append(f"{where}: position and layer limits of {named} not checked")
             continue
@@ -153,11 +157,7 @@ def _encoder_problems(config: dict, notes: list[str]) -> list[str]:
 def check_config(config: dict) -> list[str]:
     """Raise ``ConfigError`` naming every invalid key of a schema-valid config; return notes on skipped checks."""
     notes: list[str] = []
-    problems = _row_problems(config["table2"]["rows"]) + _length_problems(config)
-    try:
-        problems += _encoder_problems(config, notes)
-    except ResourceError as err:
-        problems.append(f"base_encoder / nugget.encoder: {err}")
+    problems = _row_problems(config["table2"]["rows"]) + _length_problems(config) + _encoder_problems(config, notes)
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return notes
