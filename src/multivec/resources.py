@@ -125,8 +125,8 @@ def data_mirror(configured: str | None = None, base: str | os.PathLike | None = 
     if not path.is_dir():
         origin = f"${ENV_MIRROR}" if from_env else "config key data_mirror"
         raise ResourceError(
-            f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror; "
-            f"here by {origin}, resolved to {path})"
+            f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror); "
+            f"here it comes from {origin} and resolves to {path}"
         )
     return path
 
