@@ -1,6 +1,7 @@
 # One DAG, three scales: demo (default, config/config.yaml), smoke (--configfile config/smoke.yaml),
 # paper (--configfile config/paper.yaml). See README.md.
 import os
+import sys
 
 from snakemake.utils import min_version, validate
 
@@ -13,6 +14,13 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 validate(config, schema="config/schema.yaml")
+# What the schema cannot say (unique row names, encoder limits, ...), before any job.
+if os.path.join(workflow.basedir, "src") not in sys.path:
+    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+from multivec.config_checks import check_config
+
+for _note in check_config(config):
+    print(f"Config check skipped: {_note}", file=sys.stderr)
 
 
 include: "rules/common.smk"

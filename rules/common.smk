@@ -15,11 +15,14 @@ os.environ.update(
 
 from multivec.data.sources import SOURCES
 from multivec.evaluation.table2_rows import BASE_ENCODINGS
-from multivec.resources import data_mirror as _data_mirror
+from multivec.resources import pin_data_mirror as _pin_data_mirror
+from multivec.workflow import caller_directory as _caller_directory
 
-# Fails before any job, naming the key, when the configured mirror does not exist.
-MIRROR = _data_mirror(config.get("data_mirror") or None)
-MIRROR_ARG = str(MIRROR) if MIRROR else ""
+# Fails before any job, naming the key, when the configured mirror does not exist. A
+# relative mirror path is resolved against the directory snakemake was started from (not
+# --directory's), then exported as an absolute $MULTIVEC_DATA_MIRROR that every job
+# inherits: rules never carry the mirror's location, so moving the mirror re-runs nothing.
+MIRROR = _pin_data_mirror(config.get("data_mirror") or None, base=_caller_directory(workflow.overwrite_workdir))
 
 ROWS = {row["name"]: row for row in config["table2"]["rows"]}
 TASKS = ["pi", "rr"]

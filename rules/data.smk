@@ -1,5 +1,9 @@
 # Raw data: download from upstream, or copy from the local mirror (config data_mirror /
 # $MULTIVEC_DATA_MIRROR). Sources, URLs and sha256 live in src/multivec/data/sources.py.
+# A download is keyed on the file's identity (registered sha256 / URL), not on where the
+# mirror lies: jobs find the mirror through the absolute $MULTIVEC_DATA_MIRROR that
+# rules/common.smk exports.
+from multivec.data.download import file_identity
 
 
 localrules:
@@ -11,7 +15,7 @@ rule download:
     output:
         "data/raw/{source}/{file}",
     params:
-        mirror=MIRROR_ARG,
+        identity=lambda wc: file_identity(wc.source, wc.file),
     log:
         "logs/download/{source}/{file}.log",
     benchmark:
@@ -49,7 +53,6 @@ rule autoencoding_corpus:
         meta="data/built/corpora/autoencoding/meta.json",
     params:
         settings=config["corpora"]["autoencoding"],
-        mirror=MIRROR_ARG,
         seed=config["seed"],
     log:
         "logs/corpora/autoencoding.log",

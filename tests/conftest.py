@@ -10,6 +10,12 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The README's test command gives the mirror relative to where pytest starts
+# (MULTIVEC_DATA_MIRROR=../shared/data); tests run Snakemake in other directories, so the
+# path is made absolute once, here, against the directory pytest was started from.
+if os.environ.get("MULTIVEC_DATA_MIRROR"):
+    os.environ["MULTIVEC_DATA_MIRROR"] = str(Path(os.environ["MULTIVEC_DATA_MIRROR"]).expanduser().resolve())
+
 
 @pytest.fixture(scope="session")
 def mirror() -> Path:

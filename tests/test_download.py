@@ -131,3 +131,47 @@ def test_gensim_test_files():
         assert gensim_test_file(name).stat().st_size > 0
     with pytest.raises(DownloadError, match="no file 'nope.txt'"):
         gensim_test_file("nope.txt")
+
+
+def test_file_identity_is_the_registry_entry_not_a_location(monkeypatch):
+    from multivec.data.download import file_identity
+
+    assert file_identity("wikitext2", "valid.txt") == f"sha256:{SOURCES['wikitext2'].files['valid.txt'].sha256}"
+    monkeypatch.setitem(SOURCES, "unverified", Source("unverified", "test", {
+        "a": RemoteFile("https://example.org/a.txt", "u/a.txt"), "b": RemoteFile(None, "u/b.txt")}, "none"))
+    assert file_identity("unverified", "a") == "url:https://example.org/a.txt"
+    assert file_identity("unverified", "b") == "mirror:u/b.txt"
+    with pytest.raises(UnknownSourceError):
+        file_identity("wikitext2", "train.txt")
+
+
+def test_moving_the_mirror_reruns_no_download(mirror, tmp_path):
+    """A completed download stays up to date when an identical mirror lies elsewhere."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    remote = SOURCES["wikitext2"].files["valid.txt"]
+    copies = []
+    for name in ("mirror_a", "elsewhere/mirror_b"):
+        target = tmp_path / name / remote.mirror_path
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(mirror / remote.mirror_path, target)
+        copies.append(tmp_path / name)
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    work = tmp_path / "work"
+    args = ["--configfile", "config/smoke.yaml", "--directory", str(work), "data/raw/wikitext2/valid.txt"]
+
+    def run(*extra, mirror_copy):
+        env = dict(os.environ, HF_HUB_OFFLINE="1", MULTIVEC_DATA_MIRROR=str(mirror_copy))
+        result = subprocess.run([snakemake, *extra, *args], cwd=repo, env=env, capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout + result.stderr
+
+    run("--cores", "1", mirror_copy=copies[0])
+    assert sha256_of(work / "data/raw/wikitext2/valid.txt") == remote.sha256
+    assert "Nothing to be done" in run("-n", mirror_copy=copies[1])

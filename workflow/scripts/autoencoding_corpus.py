@@ -4,6 +4,7 @@ from multivec.data.corpora import read_paragraphs
 from multivec.data.documents import PackingStats, build_autoencoding_corpus
 from multivec.data.documents import model_tokenizers
 from multivec.io import write_jsonl, write_meta
+from multivec.resources import data_mirror
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
@@ -16,7 +17,8 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads):
     train, dev = build_autoencoding_corpus(
         sources, tokenizer, settings["max_tokens"], dev_size=settings["dev_size"],
         seed=snakemake.params.seed, max_documents=settings.get("max_documents"),
-        mirror=snakemake.params.mirror or None, stats=stats, min_documents=settings.get("min_documents"))
+        mirror=data_mirror(snakemake.config.get("data_mirror") or None), stats=stats,
+        min_documents=settings.get("min_documents"))
     write_jsonl(snakemake.output.train, train)
     write_jsonl(snakemake.output.dev, dev)
     write_meta(os.path.dirname(snakemake.output.train), "autoencoding_corpus", inputs, stats.summary(),

@@ -1,6 +1,8 @@
 from multivec.data.download import fetch
+from multivec.resources import data_mirror
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]):
+    # The run exported the mirror as an absolute $MULTIVEC_DATA_MIRROR (rules/common.smk).
     fetch(snakemake.wildcards.source, snakemake.wildcards.file, snakemake.output[0],
-          mirror=snakemake.params.mirror or None)
+          mirror=data_mirror(snakemake.config.get("data_mirror") or None))

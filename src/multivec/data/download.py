@@ -8,6 +8,10 @@ knows it; a mismatch removes the temporary file and names the file, the expected
 the actual digest. Files whose digest is unknown are accepted with a warning that logs
 the digest, so it can be added to ``multivec.data.sources``.
 
+``file_identity(source, file)`` is what a downloaded file *is* (its registered sha256,
+else its upstream URL, else its mirror path): the download rule's parameter, so Snakemake
+re-fetches a file when the registry changes it, never because the mirror moved.
+
 ``gensim_test_file(name)`` finds real text shipped inside gensim's wheel.
 """
 
@@ -109,6 +113,19 @@ def fetch(source_name: str, relative_file: str, dest: str | os.PathLike,
     log.info("fetching %s/%s from %s", source_name, relative_file,
              f"mirror {mirror}" if mirror is not None else remote.url)
     return fetch_file(remote, dest, mirror, label=f"{source_name}/{relative_file}")
+
+
+def file_identity(source_name: str, relative_file: str) -> str:
+    """The registry's identity of a file: ``sha256:<hex>``, else ``url:<url>``, else ``mirror:<path>``.
+
+    Independent of where a data mirror lies, so copying the mirror elsewhere changes nothing.
+    """
+    remote = get_file(source_name, relative_file)
+    if remote.sha256 is not None:
+        return f"sha256:{remote.sha256}"
+    if remote.url is not None:
+        return f"url:{remote.url}"
+    return f"mirror:{remote.mirror_path}"
 
 
 def gensim_test_dir() -> Path:

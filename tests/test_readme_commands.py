@@ -1,0 +1,108 @@
+"""Every snakemake command in the README's code blocks runs as printed (dry run), and CI
+runs the README's test command verbatim."""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+VENV_BIN = Path(sys.executable).parent
+# What a fresh clone holds that a dry run reads (tests/test_workflow.py copies the same).
+WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def code_block_lines(text):
+    """Lines of the README's fenced code blocks, without comments."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+            continue
+        if inside and line.strip() and not line.lstrip().startswith("#"):
+            lines.append(line.split("  #")[0].strip())
+    return lines
+
+
+def snakemake_commands(text):
+    """Each `[VAR=value ...] [.venv/bin/]snakemake ...` command of the code blocks, as printed
+    (one part of an `a && b` line)."""
+    commands = []
+    for line in code_block_lines(text):
+        for part in line.split("&&"):
+            words = shlex.split(part)
+            program = next((w for w in words if not ENV_ASSIGNMENT.match(w)), "")
+            if Path(program).name == "snakemake":
+                commands.append(part.strip())
+    return commands
+
+
+def readme_test_command(text):
+    lines = [line for line in code_block_lines(text) if "pytest" in line]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+README_COMMANDS = snakemake_commands(README.read_text())
+
+
+def test_readme_has_the_commands_we_expect():
+    assert len(README_COMMANDS) >= 2, README_COMMANDS
+    assert any("config/paper.yaml" in c and "profiles/slurm" in c for c in README_COMMANDS)
+    assert any(c.startswith("MULTIVEC_DATA_MIRROR=") for c in README_COMMANDS)
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    command = readme_test_command(README.read_text())
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert command in ci_lines, f"{command!r} is not a line of .ci/run"
+
+
+def with_dry_run(command):
+    """The command with `-n` right after the snakemake program, otherwise as printed."""
+    words = shlex.split(command)
+    at = next(i for i, w in enumerate(words) if not ENV_ASSIGNMENT.match(w))
+    return shlex.join(words[: at + 1] + ["-n"] + words[at + 1:])
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory, mirror):
+    """A clone's layout: <root>/clone with the workflow and .venv, the mirror at <root>/shared/data,
+    where the README's `MULTIVEC_DATA_MIRROR=../shared/data` points from the clone."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("layout")
+    clone = root / "clone"
+    clone.mkdir()
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, clone / part)
+    (clone / ".venv").symlink_to(VENV_BIN.parent)
+    (root / "shared").mkdir()
+    (root / "shared" / "data").symlink_to(mirror)
+    return clone
+
+
+@pytest.mark.parametrize("command", README_COMMANDS)
+def test_readme_snakemake_command_dry_runs_as_printed(command, fresh_clone):
+    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", HF_HUB_OFFLINE="1")
+    result = subprocess.run(["bash", "-c", with_dry_run(command)], cwd=fresh_clone, env=env,
+                            capture_output=True, text=True, timeout=600)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, f"{command}\n{out}"
+    assert "Job stats" in out and "table2" in out, out
+
+
+def test_command_extraction():
+    text = "\n".join([
+        "```bash", "# a comment", "bash scripts/install.sh && A=1 B=../x .venv/bin/snakemake --cores all t.csv",
+        "snakemake t.csv --profile p  # trailing note", ".venv/bin/python -m multivec inspect PATH", "```",
+        "snakemake outside a code block"])
+    assert snakemake_commands(text) == ["A=1 B=../x .venv/bin/snakemake --cores all t.csv", "snakemake t.csv --profile p"]
+    assert with_dry_run("A=1 .venv/bin/snakemake --cores all t.csv") == "A=1 .venv/bin/snakemake -n --cores all t.csv"
