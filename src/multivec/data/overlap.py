@@ -117,9 +117,21 @@ def ngram_table(documents: Iterable[tuple[str, str]], n: int = DEFAULT_NGRAM,
     return NgramTable(ids, n_tokens, combined[inside], owner[:n_windows][inside])
 
 
-def ngram_set(table: NgramTable) -> np.ndarray:
-    """The distinct n-gram hashes of a table, sorted (the corpus side of the audit)."""
-    return np.unique(table.hashes)
+def ngram_set(documents: Iterable[tuple[str, str]], n: int = DEFAULT_NGRAM, hasher: TokenHasher | None = None,
+              chunk_documents: int = 20_000) -> np.ndarray:
+    """The distinct n-gram hashes of ``(id, text)`` documents, sorted (the corpus side of the audit).
+
+    Documents are hashed ``chunk_documents`` at a time, so memory follows the distinct n-grams,
+    not the corpus' token count."""
+    hasher = hasher or TokenHasher()
+    parts, chunk = [np.empty(0, np.uint64)], []
+    for document in documents:
+        chunk.append(document)
+        if len(chunk) == chunk_documents:
+            parts.append(np.unique(ngram_table(chunk, n, hasher).hashes))
+            chunk = []
+    parts.append(np.unique(ngram_table(chunk, n, hasher).hashes))
+    return np.unique(np.concatenate(parts))
 
 
 def contains(sorted_set: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -252,7 +264,7 @@ def audit_overlap(corpora: dict[str, dict], tasks: dict[str, dict], *, ngram: in
                    for name, spec in tasks.items()}
     results = []
     for corpus_name, spec in corpora.items():
-        corpus_set = ngram_set(ngram_table(_read(CORPUS_READERS, "corpus", corpus_name, spec), ngram, hasher))
+        corpus_set = ngram_set(_read(CORPUS_READERS, "corpus", corpus_name, spec), ngram, hasher)
         log.info("corpus %s: %d distinct %d-grams", corpus_name, len(corpus_set), ngram)
         for task_name, table in task_tables.items():
             result = measure_overlap(corpus_name, corpus_set, task_name, table, ngram=ngram,
