@@ -48,7 +48,6 @@ DEFAULT_NGRAM = 8
 DEFAULT_MAX_DOCUMENT_SHARE = 0.05
 N_WORST = 5  # documents named per failing pair
 
-_MASK64 = (1 << 64) - 1
 # Fixed odd multipliers, one per n-gram position (enough for n <= 64), from a seeded generator.
 _MULTIPLIERS = np.random.default_rng(20230701).integers(0, 2**63, size=64, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
