@@ -168,3 +168,20 @@ def tsdae_model_config(objective):
 
 ENCODER_PATTERN = "|".join(re.escape(n) for n in [BASE_ENCODINGS, *trained_row_names()])
 ROW_PATTERN = "|".join(re.escape(n) for n in ROWS)
+
+
+# Overlap audit (rules/audit.smk): every training corpus x every evaluation task the DAG builds.
+# One entry per corpus or task: {"format": a reader of multivec.data.overlap, "files": [...]}.
+AUDIT_CORPORA = {
+    "ae": {"format": "training_jsonl", "files": [corpus("ae", "train"), corpus("ae", "dev")]},
+    "mt": {"format": "training_jsonl", "files": [corpus("mt", "train"), corpus("mt", "dev")]},
+}
+AUDIT_TASKS = {
+    task: {"format": "ranking_task", "files": [f"{task_dir(task)}/docs.txt", f"{task_dir(task)}/task.jsonl"]}
+    for task in TASKS
+}
+
+
+def audit_inputs():
+    """Every file of every audited corpus and task."""
+    return sorted({f for spec in [*AUDIT_CORPORA.values(), *AUDIT_TASKS.values()] for f in spec["files"]})

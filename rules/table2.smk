@@ -111,6 +111,8 @@ rule table2:
     input:
         evaluations=table2_evaluations(),
         summaries=[model_files(name)["summary"] for name in trained_row_names()],
+        overlap="results/overlap.csv",  # the train/test overlap audit must pass (rules/audit.smk)
+        tasks_table="results/table1_tasks.csv",  # NUGGET Table 1, made with Table 2 (rules/audit.smk)
     output:
         csv="results/table2.csv",
         md="results/table2.md",

@@ -1,0 +1,48 @@
+# Train/test overlap audit: every training corpus (AUDIT_CORPORA) against every evaluation
+# task (AUDIT_TASKS), word 8-grams; fails the run when a task document shares more than
+# audit.max_document_share of its 8-grams with a training corpus. And Table 1 of NUGGET:
+# the tasks' sizes and lengths beside the paper's.
+
+
+rule overlap_audit:
+    input:
+        audit_inputs(),
+    output:
+        csv="results/overlap.csv",
+        md="results/overlap.md",
+    params:
+        corpora=AUDIT_CORPORA,
+        tasks=AUDIT_TASKS,
+        settings=config["audit"],
+    log:
+        "logs/audit/overlap.log",
+    benchmark:
+        "benchmarks/rules/audit/overlap.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/overlap_audit.py"
+
+
+rule table1_tasks:
+    # NUGGET Table 1: queries, mean query and document length (whitespace tokens) per task.
+    input:
+        [f"{task_dir(task)}/{name}" for task in TASKS for name in ("docs.txt", "task.jsonl")],
+    output:
+        csv="results/table1_tasks.csv",
+        md="results/table1_tasks.md",
+    params:
+        tasks={task: task_dir(task) for task in TASKS},
+        sources={task: config["table2"][task]["source"] for task in TASKS},
+    log:
+        "logs/table1_tasks.log",
+    benchmark:
+        "benchmarks/rules/table1_tasks.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/table1.py"
