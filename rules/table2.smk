@@ -11,7 +11,7 @@ rule pi_task:
         task=f"{task_dir('pi')}/task.jsonl",
     params:
         settings=config["table2"]["pi"],
-        max_tokens=config["table2"]["max_tokens"],
+        max_tokens=config["table2"]["pi"]["document_tokens"],
         seed=config["seed"],
     log:
         "logs/tasks/pi.log",
@@ -59,8 +59,9 @@ rule encode_task:
         directory("data/encodings/{encoder}/{task}"),
     params:
         base_encoder=config["base_encoder"],
-        max_tokens=config["table2"]["max_tokens"],
+        max_tokens=config["table2"]["max_tokens"],  # null: each encoder's position limit
         batch_size=config["table2"]["encode_batch_size"],
+        bf16=config["table2"]["bf16"],
     log:
         "logs/encode/{encoder}/{task}.log",
     benchmark:
