@@ -35,6 +35,7 @@ import torch
 from tqdm.auto import tqdm
 
 from multivec.encodings import encoder_token_limit, resolve_max_tokens, truncation_summary
+from multivec.nugget.modeling import pad_sequences
 from multivec.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
 
 log = logging.getLogger(__name__)
@@ -92,17 +93,6 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.nd
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
-def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded ids and attention mask (1 = real token)."""
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, :len(seq)] = torch.as_tensor(seq, dtype=torch.long)
-        mask[row, :len(seq)] = 1
-    return ids, mask
-
-
 def _run(model_ref: str, texts: Sequence[str], max_length: int | None, batch_size: int, desc: str,
          show_progress: bool, bf16: bool = False, tokenized_out: list | None = None):
     """Yield (indices, last hidden states, attention mask, special-tokens mask) per length-sorted batch.
@@ -119,8 +109,8 @@ def _run(model_ref: str, texts: Sequence[str], max_length: int | None, batch_siz
     batches = length_sorted_batches([len(i) for i in tokenized.input_ids], batch_size)
     with torch.inference_mode(), autocast(device, bf16):
         for indices in tqdm(batches, desc=desc, unit="batch", disable=not show_progress):
-            ids, attention = pad_batch([tokenized.input_ids[i] for i in indices], tokenizer.pad_token_id)
-            special, _ = pad_batch([tokenized.special_tokens[i] for i in indices], 0)
+            ids, attention = pad_sequences([tokenized.input_ids[i] for i in indices], tokenizer.pad_token_id, "cpu")
+            special, _ = pad_sequences([tokenized.special_tokens[i] for i in indices], 0, "cpu")
             # Only ids and mask: BERT's token types default to 0, and an mBART encoder takes none.
             states = model(input_ids=ids.to(device), attention_mask=attention.to(device)).last_hidden_state
             yield indices, states.float().cpu(), attention.bool(), special.bool()
