@@ -35,6 +35,9 @@ def test_rows_rank_with_their_similarity(token_states):
         result = evaluate_row(row, task, path)
         assert result.n_queries == 1 and 0 < result.mrr <= 100
         assert row_metrics(row, "pi", result, path)["vectors_per_doc"] == vectors_per_doc
+        read_once = row_encodings(row, path)  # the rule reads a row's encodings once and passes them on
+        assert evaluate_row(row, task, read_once).rankings == result.rankings
+        assert row_metrics(row, "pi", result, read_once) == row_metrics(row, "pi", result, path)
     assert evaluate_row({"name": "bm25", "kind": "bm25"}, task, None).method == "bm25"
 
 

@@ -56,19 +56,23 @@ def row_encodings(row: dict[str, Any], encodings_dir: str | os.PathLike) -> Enco
     return encodings
 
 
-def evaluate_row(row: dict[str, Any], task: RankingTask, encodings_dir: str | os.PathLike | None) -> RankingResult:
-    """MRR×100 and per-query rankings of one row on one task."""
+def evaluate_row(row: dict[str, Any], task: RankingTask,
+                 encodings: Encodings | str | os.PathLike | None) -> RankingResult:
+    """MRR×100 and per-query rankings of one row on one task (``encodings``: ``row_encodings`` or its folder)."""
     if row["kind"] == "bm25":
         return evaluate_with_bm25(task)
-    return evaluate_with_encodings(task, row_encodings(row, encodings_dir), SIMILARITY[row["kind"]])
+    if not isinstance(encodings, Encodings):
+        encodings = row_encodings(row, encodings)
+    return evaluate_with_encodings(task, encodings, SIMILARITY[row["kind"]])
 
 
 def row_metrics(row: dict[str, Any], task_name: str, result: RankingResult,
-                encodings_dir: str | os.PathLike | None) -> dict[str, Any]:
-    """The ``results/table2/<row>/<task>.json`` record."""
+                encodings: Encodings | str | os.PathLike | None) -> dict[str, Any]:
+    """The ``results/table2/<row>/<task>.json`` record (``encodings``: ``row_encodings`` or its folder)."""
     metrics = {"row": row["name"], "task": task_name, **result.summary()}
-    if encodings_dir is not None:
-        encodings = row_encodings(row, encodings_dir)
+    if encodings is not None:
+        if not isinstance(encodings, Encodings):
+            encodings = row_encodings(row, encodings)
         metrics["vectors_per_doc"] = sum(len(v) for v in encodings.vectors) / len(encodings.vectors)
         if "truncation" in encodings.info:  # what the encoder's input length cut (multivec.encodings)
             metrics["truncation"] = encodings.info["truncation"]
