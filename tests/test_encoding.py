@@ -114,6 +114,7 @@ def test_nugget_encoding_reads_past_the_training_length_up_to_the_limit(nugget_m
     assert cut["truncated_documents"] == 1 and cut["tokens_lost"] == full[1] - 512 and cut["max_tokens"] == 512
     with pytest.raises(ValueError, match="position limit of 512"):
         encode_documents(nugget_model, texts, max_tokens=1000)
+    assert encode_documents(nugget_model, []) == []
     torch.manual_seed(0)  # a second run with the same inputs gives the same bytes
     write_nugget_encodings(tmp_path / "again", ["a", "b", "c"], texts, nugget_model, batch_size=2)
     assert (tmp_path / "enc" / "vectors.safetensors").read_bytes() == \

@@ -81,6 +81,8 @@ def tokenize_documents(tokenizer, texts: Sequence[str], max_tokens: int | None, 
     """Tokenise ``texts`` truncated at ``max_tokens`` (None: the encoder's ``limit``), and count what is cut."""
     max_tokens = resolve_max_tokens(max_tokens, limit)
     texts = list(texts)
+    if not texts:
+        return Tokenized([], [], [], max_tokens, limit)
     full = tokenizer(texts, add_special_tokens=True, verbose=False)["input_ids"]
     kept = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=max_tokens,
                      return_special_tokens_mask=True)
