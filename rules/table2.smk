@@ -12,7 +12,7 @@ rule pi_task:
         meta=f"{task_dir('pi')}/meta.json",
     params:
         settings=config["table2"]["pi"],
-        max_tokens=config["table2"]["max_tokens"],
+        max_tokens=config["table2"]["pi"]["document_tokens"],
         seed=config["seed"],
     log:
         "logs/tasks/pi.log",
@@ -61,8 +61,9 @@ rule encode_task:
         directory("data/encodings/{encoder}/{task}"),
     params:
         base_encoder=config["base_encoder"],
-        max_tokens=config["table2"]["max_tokens"],
+        max_tokens=config["table2"]["max_tokens"],  # null: each encoder's position limit
         batch_size=config["table2"]["encode_batch_size"],
+        bf16=config["table2"]["bf16"],
     log:
         "logs/encode/{encoder}/{task}.log",
     benchmark:

@@ -35,6 +35,9 @@ def test_rows_rank_with_their_similarity(token_states):
         result = evaluate_row(row, task, path)
         assert result.n_queries == 1 and 0 < result.mrr <= 100
         assert row_metrics(row, "pi", result, path)["vectors_per_doc"] == vectors_per_doc
+        read_once = row_encodings(row, path)  # the rule reads a row's encodings once and passes them on
+        assert evaluate_row(row, task, read_once).rankings == result.rankings
+        assert row_metrics(row, "pi", result, read_once) == row_metrics(row, "pi", result, path)
     assert evaluate_row({"name": "bm25", "kind": "bm25"}, task, None).method == "bm25"
 
 
@@ -50,3 +53,29 @@ def test_table2_record_names_rows_as_the_paper_does():
     bm25 = table2_record({"name": "bm25", "kind": "bm25"},
                          {t: {"mrr": 1.0, "n_queries": 1} for t in ("pi", "rr")}, None)
     assert bm25["vectors_per_doc"] is None and not bm25["multi_vector"] and bm25["train_steps"] is None
+
+
+def test_row_metrics_carry_the_truncation_into_table2_markdown(tmp_path):
+    from multivec.baselines.base_encoder import write_baseline_encodings
+    from multivec.evaluation.table2 import table2_markdown, truncation_lines
+
+    words = "the lobster lives in the eastern atlantic".split()
+    docs = {"q": "a lobster .", "a": " ".join(words * 90), "b": "sand and rocks ."}  # "a": > 512 subwords
+    task = RankingTask(docs, [RankingQuery("q", ["a", "b"], 0)])
+    write_baseline_encodings("tiny-random-bert", docs, tmp_path / "enc", show_progress=False)
+    metrics = {}
+    for kind in ("token_states", "mean_pooled"):
+        row = {"name": kind, "kind": kind}
+        metrics[kind] = {"pi": row_metrics(row, "pi", evaluate_row(row, task, tmp_path / "enc"), tmp_path / "enc")}
+    cut = metrics["token_states"]["pi"]["truncation"]
+    assert cut["truncated_documents"] == 1 and cut["documents"] == 3 and cut["max_tokens"] == 512
+    metrics["bm25"] = {"pi": {"mrr": 50.0, "n_queries": 1}}  # no vectors, no truncation
+    metrics["token_states"]["rr"] = {"truncation": {**cut, "truncated_documents": 0, "tokens_lost": 0}}
+    lines = truncation_lines(metrics)
+    share = 100 * cut["tokens_lost"] / cut["tokens"]
+    assert lines[1] == (f"- PI: 1 of 3 documents truncated at 512 tokens, 33.3% of documents and {share:.2f}% "
+                        "of tokens lost (every encoder).")
+    assert lines[2] == "- RR: 0 of 3 documents truncated at 512 tokens, 0.0% of documents and 0.00% of tokens lost " \
+                       "(every encoder)."
+    table = assemble_table2([{"model": "ColBART"}])
+    assert table2_markdown(table, "Scale: test.", lines).rstrip().endswith(lines[-1])

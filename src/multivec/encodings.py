@@ -6,7 +6,14 @@ A folder with
   (n_docs + 1, int64): document i owns rows ``offsets[i]:offsets[i+1]``;
 - ``documents.jsonl``: one row a document, in the same order: ``id``, ``n_vectors`` and
   whatever the encoder adds (NUGGET: ``nugget_indices``, ``nugget_tokens``, ``scores``);
-- ``info.json``: what produced it (encoder, model, task, dtype, dimension).
+- ``info.json``: what produced it (encoder, model, task, dtype, dimension) and ``truncation``:
+  the input length used, the encoder's position limit, and how many documents and tokens
+  were cut (``truncation_summary``).
+
+Documents are encoded whole up to the encoder's position limit (``encoder_token_limit``:
+512 subwords for MiniLM/BERT, 1024 for mBART), as NUGGET §6.1 encodes documents and BM25
+reads them whole; ``resolve_max_tokens`` turns a configured length (None = the limit) into
+the length used and refuses one the encoder cannot take.
 
 ``python -m multivec inspect FOLDER`` prints a summary and a few documents.
 """
@@ -21,6 +28,57 @@ from typing import Any, Sequence
 import numpy as np
 
 from multivec.io import MalformedInputError, read_json, read_jsonl, write_json, write_jsonl
+
+
+# Position slots a model type keeps for itself: RoBERTa-style position ids start after padding_idx.
+_POSITION_OFFSET_BY_PAD_ID = {"roberta", "xlm-roberta", "camembert", "longformer", "mpnet"}
+
+
+def encoder_token_limit(hf_config) -> int:
+    """The most input tokens (special tokens included) the encoder's position embeddings can take.
+
+    BERT/MiniLM: ``max_position_embeddings`` (512). mBART/BART: ``max_position_embeddings`` (1024): the
+    library's learned positions add their offset of 2 themselves. RoBERTa-style models lose
+    ``pad_token_id + 1`` slots (514 → 512).
+    """
+    limit = getattr(hf_config, "max_position_embeddings", None)
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"{getattr(hf_config, 'model_type', type(hf_config).__name__)!r} config has no "
+                         "max_position_embeddings: give table2.max_tokens explicitly")
+    if getattr(hf_config, "model_type", None) in _POSITION_OFFSET_BY_PAD_ID:
+        limit -= (hf_config.pad_token_id or 0) + 1
+    return limit
+
+
+def resolve_max_tokens(requested: int | None, limit: int, where: str = "max_tokens") -> int:
+    """The input length to encode with: ``requested``, or the encoder's ``limit`` when None.
+
+    A length above the limit would index past the position embeddings, so it is refused.
+    """
+    if requested is None:
+        return limit
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise ValueError(f"{where} must be a positive integer or null (the encoder's limit), not {requested!r}")
+    if requested > limit:
+        raise ValueError(f"{where}={requested} exceeds the encoder's position limit of {limit} tokens; "
+                         f"use null for the limit")
+    return requested
+
+
+def truncation_summary(full_lengths: Sequence[int], kept_lengths: Sequence[int], max_tokens: int,
+                       limit: int) -> dict[str, Any]:
+    """How much truncation at ``max_tokens`` cost: documents cut and tokens lost (special tokens counted)."""
+    full = np.asarray(full_lengths, dtype=np.int64)
+    kept = np.asarray(kept_lengths, dtype=np.int64)
+    if full.shape != kept.shape or (kept > full).any():
+        raise ValueError("kept lengths must match the full lengths one to one and not exceed them")
+    lost = int((full - kept).sum())
+    total = int(full.sum())
+    cut = int((kept < full).sum())
+    return {"max_tokens": int(max_tokens), "encoder_limit": int(limit), "documents": int(len(full)),
+            "truncated_documents": cut, "truncated_share": cut / len(full) if len(full) else 0.0,
+            "tokens": total, "tokens_lost": lost, "tokens_lost_share": lost / total if total else 0.0,
+            "longest_document": int(full.max()) if len(full) else 0}
 
 
 @dataclass

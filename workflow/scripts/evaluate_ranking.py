@@ -1,6 +1,6 @@
 import os
 
-from multivec.evaluation.table2_rows import evaluate_row, row_metrics
+from multivec.evaluation.table2_rows import evaluate_row, row_encodings, row_metrics
 from multivec.io import write_json
 from multivec.tasks.ranking_task import RankingTask
 from multivec.workflow import rule_logging
@@ -8,7 +8,8 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     row = snakemake.params.row
     task = RankingTask.load(os.path.dirname(snakemake.input.task))
-    encodings = snakemake.input.get("encodings")  # BM25 has none
+    folder = snakemake.input.get("encodings")  # BM25 has none
+    encodings = row_encodings(row, folder) if folder else None  # read once: ColBART's PI states are large
     result = evaluate_row(row, task, encodings)
     result.write_rankings(snakemake.output.rankings)
     write_json(snakemake.output.metrics, row_metrics(row, snakemake.wildcards.task, result, encodings))

@@ -1,5 +1,5 @@
 from multivec.evaluation.plots import plot_table2
-from multivec.evaluation.table2 import assemble_table2, write_table2
+from multivec.evaluation.table2 import assemble_table2, truncation_lines, write_table2
 from multivec.evaluation.table2_rows import table2_record
 from multivec.io import read_json
 from multivec.workflow import rule_logging
@@ -18,6 +18,6 @@ with rule_logging(snakemake.log[0]) as log:
     scale_line = (f"Scale: **{p.scale}**. NUGGET/TSDAE encoder: `{p.nugget_encoder}`; reference rows (ColBART, "
                   f"mean-pooled) use the untrained `{p.base_encoder}`. PI: {p.pi_source} set; RR: built from "
                   f"{p.rr_source}.")
-    write_table2(df, snakemake.output.csv, snakemake.output.md, scale_line)
+    write_table2(df, snakemake.output.csv, snakemake.output.md, scale_line, truncation_lines(metrics))
     plot_table2(df, snakemake.output.figure, f"NUGGET Table 2 — {p.scale} scale")
     log.info("\n%s", df.to_string(index=False))

@@ -92,7 +92,36 @@ def _cell(value, column: str) -> str:
     return str(value)
 
 
-def table2_markdown(df: pd.DataFrame, scale_line: str) -> str:
+def truncation_lines(metrics: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """Markdown lines saying, per task, what the encoders' input length cut (``metrics[row][task]["truncation"]``).
+
+    Rows that read the same encodings or cut the same way are reported once; rows without vectors (BM25)
+    read whole documents and are not listed.
+    """
+    lines = []
+    for task in sorted({t for per_task in metrics.values() for t in per_task}):
+        groups: dict[tuple, list[str]] = {}
+        for row, per_task in metrics.items():
+            cut = per_task.get(task, {}).get("truncation")
+            if cut is None:
+                continue
+            key = (cut["max_tokens"], cut["truncated_documents"], cut["documents"], cut["tokens_lost"], cut["tokens"])
+            groups.setdefault(key, []).append(row)
+        parts = []
+        for (max_tokens, cut_docs, docs, lost, tokens), rows in groups.items():
+            who = "every encoder" if len(groups) == 1 else ", ".join(rows)
+            parts.append(f"{cut_docs} of {docs} documents truncated at {max_tokens} tokens, "
+                         f"{100 * cut_docs / docs if docs else 0:.1f}% of documents and "
+                         f"{100 * lost / tokens if tokens else 0:.2f}% of tokens lost ({who})")
+        if parts:
+            lines.append(f"- {task.upper()}: " + "; ".join(parts) + ".")
+    if lines:
+        lines.insert(0, "Encoder input: whole documents up to each encoder's position limit unless configured "
+                        "shorter (`table2.max_tokens`); BM25 reads whole documents. What the limit still cut:")
+    return lines
+
+
+def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()) -> str:
     lines = ["# NUGGET Table 2 reproduction", "", scale_line.strip(), "",
              "MRR×100 over 20 candidates (ties pessimistic). PI: paraphrase identification; RR: passage "
              "reranking. paper_*: the published value for the same model/objective/ratio "
@@ -112,14 +141,18 @@ def table2_markdown(df: pd.DataFrame, scale_line: str) -> str:
         steps.append(f"{label}: {int(record['train_steps'])} steps{minutes}")
     if steps:
         lines += ["", "Training: " + "; ".join(steps) + "."]
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 
-def write_table2(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, scale_line: str) -> None:
-    """Write the table as CSV and as markdown headed by ``scale_line`` (scale, data, base model)."""
+def write_table2(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, scale_line: str,
+                 notes: Sequence[str] = ()) -> None:
+    """Write the table as CSV and as markdown headed by ``scale_line`` (scale, data, base model) and
+    followed by ``notes`` (markdown lines, e.g. ``truncation_lines``)."""
     if list(df.columns) != TABLE2_COLUMNS:
         raise ValueError(f"columns {list(df.columns)} are not Table 2's {TABLE2_COLUMNS}")
     for path in (csv_path, md_path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv_path, index=False)
-    Path(md_path).write_text(table2_markdown(df, scale_line), encoding="utf-8")
+    Path(md_path).write_text(table2_markdown(df, scale_line, notes), encoding="utf-8")

@@ -28,9 +28,9 @@ BASE_ENCODINGS = "base_encoder"  # encodings folder name of the untrained base e
 
 
 def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,
-                         base_encoder: str, max_tokens: int, batch_size: int) -> None:
+                         base_encoder: str, max_tokens: int | None, batch_size: int, bf16: bool = False) -> None:
     """Encode every document the task uses: with a trained NUGGET/TSDAE model (``model_dir``), or
-    else the base encoder's token states."""
+    else the base encoder's token states. ``max_tokens`` None: whole documents up to the encoder's limit."""
     ids = task.used_document_ids()
     texts = [task.documents[doc_id] for doc_id in ids]
     if model_dir is not None:
@@ -39,12 +39,12 @@ def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model
 
         model = NuggetModel.from_pretrained(model_dir, device=default_device())
         write_nugget_encodings(out_dir, ids, texts, model, batch_size=batch_size, max_tokens=max_tokens,
-                               info={"model_dir": str(model_dir)})
+                               info={"model_dir": str(model_dir)}, bf16=bf16)
     else:
         from multivec.baselines.base_encoder import write_baseline_encodings
 
         write_baseline_encodings(base_encoder, dict(zip(ids, texts)), out_dir, pooling="tokens",
-                                 max_length=max_tokens, batch_size=batch_size)
+                                 max_length=max_tokens, batch_size=batch_size, bf16=bf16)
 
 
 def row_encodings(row: dict[str, Any], encodings_dir: str | os.PathLike) -> Encodings:
@@ -56,20 +56,26 @@ def row_encodings(row: dict[str, Any], encodings_dir: str | os.PathLike) -> Enco
     return encodings
 
 
-def evaluate_row(row: dict[str, Any], task: RankingTask, encodings_dir: str | os.PathLike | None) -> RankingResult:
-    """MRR×100 and per-query rankings of one row on one task."""
+def evaluate_row(row: dict[str, Any], task: RankingTask,
+                 encodings: Encodings | str | os.PathLike | None) -> RankingResult:
+    """MRR×100 and per-query rankings of one row on one task (``encodings``: ``row_encodings`` or its folder)."""
     if row["kind"] == "bm25":
         return evaluate_with_bm25(task)
-    return evaluate_with_encodings(task, row_encodings(row, encodings_dir), SIMILARITY[row["kind"]])
+    if not isinstance(encodings, Encodings):
+        encodings = row_encodings(row, encodings)
+    return evaluate_with_encodings(task, encodings, SIMILARITY[row["kind"]])
 
 
 def row_metrics(row: dict[str, Any], task_name: str, result: RankingResult,
-                encodings_dir: str | os.PathLike | None) -> dict[str, Any]:
-    """The ``results/table2/<row>/<task>.json`` record."""
+                encodings: Encodings | str | os.PathLike | None) -> dict[str, Any]:
+    """The ``results/table2/<row>/<task>.json`` record (``encodings``: ``row_encodings`` or its folder)."""
     metrics = {"row": row["name"], "task": task_name, **result.summary()}
-    if encodings_dir is not None:
-        vectors = row_encodings(row, encodings_dir).vectors
-        metrics["vectors_per_doc"] = sum(len(v) for v in vectors) / len(vectors)
+    if encodings is not None:
+        if not isinstance(encodings, Encodings):
+            encodings = row_encodings(row, encodings)
+        metrics["vectors_per_doc"] = sum(len(v) for v in encodings.vectors) / len(encodings.vectors)
+        if "truncation" in encodings.info:  # what the encoder's input length cut (multivec.encodings)
+            metrics["truncation"] = encodings.info["truncation"]
     return metrics
 
 

@@ -3,10 +3,17 @@
 ``encode_documents`` returns, per document, the nuggets Z = W^V X_selected (k = ceil(n·r) vectors in
 token order), which source tokens were chosen, and their scores; for ``bottleneck: mean`` one vector.
 ``write_nugget_encodings`` stores them as the pipeline's encodings artifact (``multivec.encodings``).
+
+Documents are encoded whole up to the encoder's position limit (``max_tokens`` None; §6.1 ranks
+whole documents), not at the training length ``max_source_tokens``: the positions past it are
+the pretrained encoder's own, in the frozen bottom. A longer ``max_tokens`` than the limit is
+refused, and the artifact's ``info.json`` records how many documents and tokens were still cut.
+``bf16`` encodes under bfloat16 autocast (see ``multivec.baselines.base_encoder.autocast``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -15,8 +22,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from multivec.encodings import write_encodings
+from multivec.baselines.base_encoder import autocast, length_sorted_batches, tokenize_documents
+from multivec.encodings import encoder_token_limit, write_encodings
 from multivec.nugget.modeling import NuggetModel
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -36,21 +46,28 @@ class EncodedDocument:
 
 
 def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int = 32,
-                     max_tokens: int = 256) -> list[EncodedDocument]:
-    """Encode ``texts`` (truncated to ``max_tokens`` source tokens) in length-sorted batches.
+                     max_tokens: int | None = None, bf16: bool = False,
+                     tokenized_out: list | None = None) -> list[EncodedDocument]:
+    """Encode ``texts`` (truncated to ``max_tokens`` source tokens; None: the encoder's position limit)
+    in length-sorted batches.
 
-    Puts the model in eval mode; results come back in the order of ``texts``.
+    Puts the model in eval mode; results come back in the order of ``texts``. The tokenised corpus
+    (with its truncation counts) is appended to ``tokenized_out`` when given.
     """
+    model.eval()
+    tokenized = tokenize_documents(model.source_tokenizer, texts, max_tokens,
+                                   encoder_token_limit(model.backbone_config))
+    if tokenized_out is not None:
+        tokenized_out.append(tokenized)
     if not texts:
         return []
-    model.eval()
-    sources = model.tokenize_sources(texts, max_tokens)
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    sources = tokenized.input_ids
     results: list[EncodedDocument | None] = [None] * len(sources)
-    device = next(model.parameters()).device
-    with torch.inference_mode():
-        for start in tqdm(range(0, len(order), batch_size), desc="encoding", unit="batch"):
-            chunk = order[start:start + batch_size]
+    device = model.device
+    with torch.inference_mode(), autocast(device, bf16):
+        for chunk in tqdm(length_sorted_batches([len(s) for s in sources], batch_size), desc="encoding",
+                          unit="batch"):
+            chunk = chunk.tolist()
             ids, mask = model.collate_sources([sources[i] for i in chunk])
             nuggets = model.encode(ids.to(device), mask.to(device))
             vectors = nuggets.vectors.float().cpu().numpy()
@@ -68,10 +85,16 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
 
 
 def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts: Sequence[str], model: NuggetModel,
-                           batch_size: int = 32, info: dict[str, Any] | None = None, max_tokens: int = 256) -> None:
+                           batch_size: int = 32, info: dict[str, Any] | None = None, max_tokens: int | None = None,
+                           bf16: bool = False) -> None:
     """Encode and write the encodings artifact (vectors, per-document nugget positions/tokens/scores, info)."""
     if len(ids) != len(texts):
         raise ValueError(f"{len(ids)} ids but {len(texts)} texts")
-    documents = encode_documents(model, texts, batch_size, max_tokens)
-    meta = {**model.describe(), "max_tokens": max_tokens, **(info or {})}
+    tokenized: list = []
+    documents = encode_documents(model, texts, batch_size, max_tokens, bf16, tokenized)
+    truncation = tokenized[0].truncation()
+    log.info("%d of %d documents truncated at %d tokens (%.2f%% of tokens lost)", truncation["truncated_documents"],
+             truncation["documents"], truncation["max_tokens"], 100 * truncation["tokens_lost_share"])
+    meta = {**model.describe(), "max_tokens": truncation["max_tokens"], "bf16": bf16, "truncation": truncation,
+            **(info or {})}
     write_encodings(out_dir, ids, [d.vectors for d in documents], [d.row() for d in documents], meta)
