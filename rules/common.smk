@@ -94,7 +94,30 @@ def encoding_inputs(wildcards):
     }
     if wildcards.encoder != BASE_ENCODINGS:
         inputs.update(model_files(wildcards.encoder))
+        if shares_frozen_bottom(wildcards.encoder):
+            inputs["frozen_bottom"] = frozen_bottom_dir(wildcards.task)
     return inputs
+
+
+def frozen_bottom_dir(task):
+    """Token states after the frozen bottom (embeddings + layers 1..l) of every document of a task."""
+    return f"data/frozen_bottom/{task}"
+
+
+def shares_frozen_bottom(row_name):
+    """A NUGGET row whose layers up to the scorer are frozen (pretrained) reuses the task's shared bottom."""
+    row = ROWS[row_name]
+    if not config["table2"]["share_frozen_bottom"] or row["kind"] != "nugget":
+        return False
+    frozen = nugget_model_config(row["objective"], row["ratio"]).get("frozen_layers")
+    return frozen is None or frozen >= config["nugget"]["scorer_layer"]
+
+
+def frozen_bottom_config():
+    """NuggetConfig fields the shared bottom depends on (encoder, architecture, src_lang, scorer layer;
+    the seed initialises tiny random encoders)."""
+    settings = nugget_model_config("ae", 1.0)
+    return {key: settings[key] for key in ("encoder", "architecture", "src_lang", "scorer_layer", "seed")}
 
 
 def table2_evaluations():

@@ -53,6 +53,35 @@ rule rr_task:
         "../workflow/scripts/rr_task.py"
 
 
+rule frozen_bottom_states:
+    # The pretrained encoder's embeddings + layers 1..l over every document of a task, computed
+    # once: every NUGGET row with a frozen bottom runs only its trained top from these states.
+    input:
+        docs=f"{task_dir('{task}')}/docs.txt",
+        task=f"{task_dir('{task}')}/task.jsonl",
+    output:
+        directory(frozen_bottom_dir("{task}")),
+    params:
+        nugget=frozen_bottom_config(),
+        max_tokens=config["table2"]["max_tokens"],  # null: the encoder's position limit
+        batch_size=config["table2"]["encode_batch_size"],
+    log:
+        "logs/frozen_bottom/{task}.log",
+    benchmark:
+        "benchmarks/rules/frozen_bottom/{task}.tsv"
+    wildcard_constraints:
+        task="pi|rr",
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/frozen_bottom_states.py"
+
+
 rule encode_task:
     # Every document of a task through one encoder: a trained row's model, or the base encoder.
     input:

@@ -119,3 +119,43 @@ def test_nugget_encoding_reads_past_the_training_length_up_to_the_limit(nugget_m
     write_nugget_encodings(tmp_path / "again", ["a", "b", "c"], texts, nugget_model, batch_size=2)
     assert (tmp_path / "enc" / "vectors.safetensors").read_bytes() == \
         (tmp_path / "again" / "vectors.safetensors").read_bytes()
+
+
+def test_shared_frozen_bottom_gives_the_models_own_nuggets(nugget_model, tmp_path):
+    """Encoding from the task's stored frozen-bottom states (computed once from the pretrained encoder)
+    equals the model's own full encoding; states of other texts, settings or a changed bottom are refused."""
+    import copy
+
+    from multivec.nugget.frozen_bottom import read_bottom_states, write_bottom_states
+
+    texts = [long_text(40, 3), long_text(600, 4), "a dog .", long_text(90, 5), long_text(12, 6)]
+    ids = [f"d{i}" for i in range(len(texts))]
+    torch.manual_seed(1234)  # the states must not depend on the global random state
+    info = write_bottom_states(tmp_path / "bottom", ids, texts, nugget_model.config, None, batch_size=2)
+    assert info["layer"] == 2 and info["documents"] == 5 and info["truncation"]["truncated_documents"] == 1
+    bottom = read_bottom_states(tmp_path / "bottom")
+
+    own = encode_documents(nugget_model, texts, batch_size=2)
+    shared = encode_documents(nugget_model, texts, batch_size=3, bottom=bottom)
+    for a, b in zip(own, shared):
+        assert a.nugget_indices == b.nugget_indices
+        np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
+
+    write_nugget_encodings(tmp_path / "enc", ids, texts, nugget_model, batch_size=2, bottom=bottom)
+    assert read_encodings(tmp_path / "enc").info["shared_frozen_bottom"] is True
+    with pytest.raises(ValueError, match="other document ids"):
+        write_nugget_encodings(tmp_path / "enc2", ids[::-1], texts[::-1], nugget_model, bottom=bottom)
+    with pytest.raises(ValueError, match="token-id digest differs"):
+        encode_documents(nugget_model, texts[:4] + ["another text"], bottom=bottom)
+    with pytest.raises(ValueError, match="max_tokens=512 \\(model: 64\\)"):
+        encode_documents(nugget_model, texts, max_tokens=64, bottom=bottom)
+
+    changed = copy.deepcopy(nugget_model)
+    with torch.no_grad():
+        changed.encoder.layers[0].output.dense.weight.mul_(1.5)  # a bottom that is not the pretrained one
+    with pytest.raises(ValueError, match="differ from this model's bottom"):
+        encode_documents(changed, texts, bottom=bottom)
+    unfrozen = copy.deepcopy(nugget_model)
+    unfrozen.config.frozen_layers = -1
+    with pytest.raises(ValueError, match="cannot use a shared frozen bottom"):
+        encode_documents(unfrozen, texts, bottom=bottom)

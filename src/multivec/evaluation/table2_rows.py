@@ -28,18 +28,22 @@ BASE_ENCODINGS = "base_encoder"  # encodings folder name of the untrained base e
 
 
 def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,
-                         base_encoder: str, max_tokens: int | None, batch_size: int, bf16: bool = False) -> None:
+                         base_encoder: str, max_tokens: int | None, batch_size: int, bf16: bool = False,
+                         frozen_bottom: str | os.PathLike | None = None) -> None:
     """Encode every document the task uses: with a trained NUGGET/TSDAE model (``model_dir``), or
-    else the base encoder's token states. ``max_tokens`` None: whole documents up to the encoder's limit."""
+    else the base encoder's token states. ``max_tokens`` None: whole documents up to the encoder's limit.
+    ``frozen_bottom``: the task's shared frozen-bottom states (NUGGET models only run their top)."""
     ids = task.used_document_ids()
     texts = [task.documents[doc_id] for doc_id in ids]
     if model_dir is not None:
         from multivec.nugget.encoding import write_nugget_encodings
+        from multivec.nugget.frozen_bottom import read_bottom_states
         from multivec.nugget.modeling import NuggetModel
 
         model = NuggetModel.from_pretrained(model_dir, device=default_device())
+        bottom = read_bottom_states(frozen_bottom) if frozen_bottom is not None else None
         write_nugget_encodings(out_dir, ids, texts, model, batch_size=batch_size, max_tokens=max_tokens,
-                               info={"model_dir": str(model_dir)}, bf16=bf16)
+                               info={"model_dir": str(model_dir)}, bf16=bf16, bottom=bottom)
     else:
         from multivec.baselines.base_encoder import write_baseline_encodings
 

@@ -49,6 +49,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/tasks/*", "ranking task", "a ranking task folder (docs.txt + task.jsonl)"),
     ArtifactKind("data/built/tasks/*/docs.txt", "documents tsv", "a ranking task's documents"),
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
+    ArtifactKind("data/frozen_bottom/*", "frozen bottom states", "a task's shared frozen-bottom token states"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),

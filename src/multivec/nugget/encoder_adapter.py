@@ -32,6 +32,14 @@ class EncoderAdapter(nn.Module):
     def run_layer(self, index: int, hidden: torch.Tensor, layer_mask) -> torch.Tensor:
         return self.layers[index](hidden, layer_mask)
 
+    def run_bottom(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_layers: int) -> torch.Tensor:
+        """Embeddings then layers 1..n_layers: the states NUGGET's scorer reads (n_layers = l)."""
+        hidden = self.embed(input_ids)
+        layer_mask = self.self_attention_mask(hidden, attention_mask)
+        for i in range(n_layers):
+            hidden = self.run_layer(i, hidden, layer_mask)
+        return hidden
+
     def finalize(self, hidden: torch.Tensor) -> torch.Tensor:
         """What follows the last layer (a final norm for pre-LN encoders)."""
         return hidden

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from multivec.baselines.base_encoder import autocast, length_sorted_batches, tokenize_documents
 from multivec.encodings import encoder_token_limit, write_encodings
+from multivec.nugget.frozen_bottom import CHECK_TOLERANCE, BottomStates, max_difference_from_model
 from multivec.nugget.modeling import NuggetModel
 
 log = logging.getLogger(__name__)
@@ -47,12 +48,14 @@ class EncodedDocument:
 
 def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int = 32,
                      max_tokens: int | None = None, bf16: bool = False,
-                     tokenized_out: list | None = None) -> list[EncodedDocument]:
+                     tokenized_out: list | None = None, bottom: BottomStates | None = None) -> list[EncodedDocument]:
     """Encode ``texts`` (truncated to ``max_tokens`` source tokens; None: the encoder's position limit)
     in length-sorted batches.
 
     Puts the model in eval mode; results come back in the order of ``texts``. The tokenised corpus
-    (with its truncation counts) is appended to ``tokenized_out`` when given.
+    (with its truncation counts) is appended to ``tokenized_out`` when given. ``bottom``: the frozen
+    bottom's states of these texts (``frozen_bottom.py``), so only the model's top runs; they are
+    checked against the model's settings, the token ids and, on the first batch, its own bottom.
     """
     model.eval()
     tokenized = tokenize_documents(model.source_tokenizer, texts, max_tokens,
@@ -62,14 +65,24 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     if not texts:
         return []
     sources = tokenized.input_ids
+    if bottom is not None:
+        bottom.check_compatible(model, tokenized.max_tokens, sources)
     results: list[EncodedDocument | None] = [None] * len(sources)
     device = model.device
     with torch.inference_mode(), autocast(device, bf16):
-        for chunk in tqdm(length_sorted_batches([len(s) for s in sources], batch_size), desc="encoding",
-                          unit="batch"):
+        for number, chunk in enumerate(tqdm(length_sorted_batches([len(s) for s in sources], batch_size),
+                                            desc="encoding", unit="batch")):
             chunk = chunk.tolist()
             ids, mask = model.collate_sources([sources[i] for i in chunk])
-            nuggets = model.encode(ids.to(device), mask.to(device))
+            states = None
+            if bottom is not None:
+                if number == 0:
+                    gap = max_difference_from_model(model, bottom, chunk, ids.to(device), mask.to(device))
+                    if gap > CHECK_TOLERANCE:
+                        raise ValueError(f"stored frozen-bottom states differ from this model's bottom by {gap:.2e} "
+                                         f"(> {CHECK_TOLERANCE}): were they computed from another encoder?")
+                states = bottom.batch(chunk, ids.shape[1]).to(device)
+            nuggets = model.encode(ids.to(device), mask.to(device), bottom_states=states)
             vectors = nuggets.vectors.float().cpu().numpy()
             counts = nuggets.mask.sum(dim=1).tolist()
             for row, doc in enumerate(chunk):
@@ -86,15 +99,19 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
 
 def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts: Sequence[str], model: NuggetModel,
                            batch_size: int = 32, info: dict[str, Any] | None = None, max_tokens: int | None = None,
-                           bf16: bool = False) -> None:
-    """Encode and write the encodings artifact (vectors, per-document nugget positions/tokens/scores, info)."""
+                           bf16: bool = False, bottom: BottomStates | None = None) -> None:
+    """Encode and write the encodings artifact (vectors, per-document nugget positions/tokens/scores, info).
+    ``bottom``: shared frozen-bottom states of these texts (see ``encode_documents``)."""
     if len(ids) != len(texts):
         raise ValueError(f"{len(ids)} ids but {len(texts)} texts")
+    if bottom is not None and bottom.info.get("ids") != list(ids):
+        raise ValueError("stored frozen-bottom states list other document ids (or another order)")
     tokenized: list = []
-    documents = encode_documents(model, texts, batch_size, max_tokens, bf16, tokenized)
+    documents = encode_documents(model, texts, batch_size, max_tokens, bf16, tokenized, bottom)
     truncation = tokenized[0].truncation()
     log.info("%d of %d documents truncated at %d tokens (%.2f%% of tokens lost)", truncation["truncated_documents"],
              truncation["documents"], truncation["max_tokens"], 100 * truncation["tokens_lost_share"])
     meta = {**model.describe(), "max_tokens": truncation["max_tokens"], "bf16": bf16, "truncation": truncation,
+            "shared_frozen_bottom": bottom is not None,
             **(info or {})}
     write_encodings(out_dir, ids, [d.vectors for d in documents], [d.row() for d in documents], meta)

@@ -152,3 +152,25 @@ def inspect_model_config(path: Path, report: Report) -> None:
     config = read_json_checked(path / "config.json")
     groups = _hyperparameters(path, config if isinstance(config, dict) else {})
     report.line("  ".join(f"{k}={v}" for values in groups.values() for k, v in values.items()))
+
+
+@inspector("frozen bottom states", "shared frozen-bottom token states of a task (frozen_bottom.py): "
+           "states.safetensors + info.json", lambda p: p.is_dir() and (p / "states.safetensors").is_file(), 85)
+def inspect_frozen_bottom(path: Path, report: Report) -> None:
+    from multivec.nugget.frozen_bottom import read_bottom_states
+
+    try:
+        bottom = read_bottom_states(path)
+    except (ValueError, OSError) as error:
+        raise InspectError(str(error)) from None
+    info = bottom.info
+    lengths = bottom.offsets[1:] - bottom.offsets[:-1]
+    report.line(f"encoder: {info.get('encoder')} ({info.get('architecture')}), states after layer {info.get('layer')}"
+                f" (embeddings + layers 1..{info.get('layer')}), max {info.get('max_tokens')} tokens")
+    report.line(f"documents: {len(lengths)}  token states: {bottom.states.shape[0]:,} × {bottom.states.shape[1]} "
+                f"{info.get('dtype')}  tokens per document: mean {lengths.mean():.1f}, max {lengths.max()}")
+    truncation = info.get("truncation") or {}
+    if truncation:
+        report.line(f"truncated: {truncation.get('truncated_documents')} documents, "
+                    f"{100 * truncation.get('tokens_lost_share', 0):.2f}% of tokens lost")
+    report.line(f"token-id sha256: {info.get('token_ids_sha256', '')[:16]}…")

@@ -269,18 +269,27 @@ class NuggetModel(nn.Module):
         return pad_sequences(sequences, self.source_tokenizer.pad_token_id, self.device)
 
     # -- the model -------------------------------------------------------------------------------
+    def encode_bottom(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """The token states the scorer reads: embeddings and layers 1..l (l = ``scorer_layer``)."""
+        return self.encoder.run_bottom(input_ids, attention_mask, self.config.scorer_layer)
+
+    @property
+    def bottom_is_pretrained(self) -> bool:
+        """True when everything below the scorer is frozen, so ``encode_bottom`` equals the pretrained
+        encoder's and can be computed once for every model on that encoder (``frozen_bottom.py``)."""
+        return self.config.frozen_bottom >= self.config.scorer_layer
+
     def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-               sentence_end_mask: torch.Tensor | None = None) -> Nuggets:
+               sentence_end_mask: torch.Tensor | None = None, bottom_states: torch.Tensor | None = None) -> Nuggets:
         """Nuggets of a right-padded batch. ``sentence_end_mask`` (B × n, 1 at sentence-final tokens, see
-        ``sentence_end_masks``) is required by the sentence-boundary selector and ignored otherwise."""
+        ``sentence_end_masks``) is required by the sentence-boundary selector and ignored otherwise.
+        ``bottom_states`` (B × n × d): ``encode_bottom``'s output computed elsewhere (a shared cache)."""
         cfg, enc = self.config, self.encoder
         token_mask = attention_mask.bool()
         # The frozen bottom has requires_grad False and no trainable input, so autograd records nothing
         # there; above it (or past the feedback), activations carry gradients to the trainable parts.
-        hidden = enc.embed(input_ids)
+        hidden = self.encode_bottom(input_ids, attention_mask) if bottom_states is None else bottom_states
         layer_mask = enc.self_attention_mask(hidden, attention_mask)
-        for i in range(cfg.scorer_layer):
-            hidden = enc.run_layer(i, hidden, layer_mask)
 
         indices = nugget_mask = all_scores = None
         if cfg.bottleneck == "nuggets":
