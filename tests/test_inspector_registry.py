@@ -160,6 +160,14 @@ def _benchmarks_folder(path: Path) -> None:
     _benchmark(path / "train" / "a.tsv")
 
 
+def _frozen_bottom(path):
+    from multivec.nugget.configuration import NuggetConfig
+    from multivec.nugget.frozen_bottom import write_bottom_states
+
+    config = NuggetConfig(encoder="tiny-random-bert", scorer_layer=1, target_tokenizer="source")
+    write_bottom_states(path, ["d0", "d1"], ["a document .", "another one ."], config, None)
+
+
 SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "documents tsv": lambda p: write_docs_tsv(p, {"L0": "a document", "L1": "another one"}),
     "ranking task file": lambda p: write_jsonl(p, [{"source": "L0", "candidates": ["L1"], "answer": 0}]),
@@ -172,6 +180,7 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "corpus": lambda p: write_jsonl(p, [{"id": "d0", "source": "text .", "target": "text ."}]),
     "ranking task": _task_folder,
     "encodings": lambda p: write_encodings(p, ["d0"], [np.ones((2, 3))]),
+    "frozen bottom states": _frozen_bottom,
     "model": _model,
     "safetensors": _weights,
     "checkpoint": _checkpoint,
