@@ -90,9 +90,10 @@ def test_slurm_jobs_carry_account_partition_memory_runtime_and_gpus(mirror, tmp_
         assert resources.get("slurm_account") == "CHANGE_ME_account", (rule, resources)
         assert resources.get("slurm_partition", "").startswith("CHANGE_ME_"), (rule, resources)
         assert int(resources["mem_mb"]) >= 8000 and int(resources["runtime"]) >= 120, (rule, resources)
-    gpu_rules = {"train_nugget", "train_tsdae", "encode_task"}
+    gpu_rules = {"train_nugget", "train_tsdae", "encode_task", "frozen_bottom_states"}
     gpu_jobs = [(rule, r) for rule, r in submitted if rule in gpu_rules]
-    assert len(gpu_jobs) == 7 + 16  # 5 NUGGET + 2 TSDAE models, 8 encoders x 2 tasks
+    # 5 NUGGET + 2 TSDAE models, 8 encoders x 2 tasks, the shared frozen bottom of 2 tasks
+    assert len(gpu_jobs) == 7 + 16 + 2
     for rule, resources in gpu_jobs:
         assert resources.get("gpu") == "1" and resources["slurm_partition"] == "CHANGE_ME_gpu_partition", rule
     for rule, resources in submitted:
