@@ -1,0 +1,167 @@
+"""Sentences -> propositions in natural language (Chen et al. 2023, §3.3 step 1, App. A.1-A.2).
+
+One interface, ``Segmenter.segment(sentences) -> [claims or None]`` (``None``: a malformed or
+empty generation, dropped and counted by the caller), three implementations:
+
+- ``LLMSegmenter`` (paper): the App. A.1 one-shot prompt through a cached chat client
+  (``llm_client.py``);
+- ``Seq2SeqSegmenter`` (paper): the T5 model distilled from the LLM's outputs (App. A.2),
+  generating the same numbered-claims text, parsed the same way;
+- ``ClauseSegmenter`` (**demo stand-in**, offline): splits a sentence at clause boundaries
+  (``;``/``:``, parentheses, and a comma or conjunction followed by a clause marker such as
+  *which*, *who*, *while*, *and*), over NLTK Treebank words. Its claims are substrings of the
+  sentence; it is far cruder than an LLM and every table that depends on it says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from multivec.subencoder.alignment import word_spans
+
+
+class Segmenter(Protocol):
+    name: str
+    stand_in: bool
+
+    def segment(self, sentences: Sequence[str]) -> list[list[str] | None]: ...
+
+
+# Words that open a new clause after a comma (or after "and"/"but" when a subject follows).
+CLAUSE_MARKERS = frozenset(
+    "which who whom whose where when while whereas although though because since after before "
+    "until unless if as including making becoming born followed known".split())
+COORDINATORS = frozenset({"and", "but", "or", "yet", "so"})
+SUBJECT_WORDS = frozenset("he she it they we i you this that these those there his her its their the a an".split())
+OPENING, CLOSING = "([", ")]"
+HARD_BREAKS = frozenset(";:")
+
+
+@dataclass
+class ClauseSegmenter:
+    """Demo stand-in: rule-based clause splitting (no LLM, no trained model)."""
+
+    min_words: int = 3
+    name: str = "clause-splitter (demo stand-in)"
+    stand_in: bool = True
+
+    def clause_spans(self, sentence: str) -> list[tuple[int, int]]:
+        """Character spans of the clauses; parenthesised text is a clause of its own."""
+        words = word_spans(sentence)
+        texts = [sentence[a:b] for a, b in words]
+        clauses: list[list[int]] = [[]]
+        aside: list[int] | None = None
+        asides: list[list[int]] = []
+        for i, text in enumerate(texts):
+            lower = text.lower()
+            if text in OPENING and aside is None:
+                aside = []
+                continue
+            if text in CLOSING and aside is not None:
+                asides.append(aside)
+                aside = None
+                continue
+            if aside is not None:
+                aside.append(i)
+                continue
+            previous = texts[i - 1] if i else ""
+            following = texts[i + 1].lower() if i + 1 < len(texts) else ""
+            if text in HARD_BREAKS:
+                clauses.append([])
+                continue
+            if lower in CLAUSE_MARKERS and previous == ",":
+                clauses.append([])
+            elif lower in COORDINATORS and (previous == "," or following in SUBJECT_WORDS):
+                clauses.append([])
+                continue  # the coordinator belongs to neither clause
+            clauses[-1].append(i)
+        if aside:
+            asides.append(aside)
+        merged: list[list[int]] = []
+        for clause in clauses:
+            content = [i for i in clause if re.search(r"\w", texts[i])]
+            if merged and len(content) < self.min_words:
+                merged[-1].extend(clause)
+            elif content:
+                merged.append(list(clause))
+        if merged and len([i for i in merged[0] if re.search(r"\w", texts[i])]) < self.min_words and len(merged) > 1:
+            merged[1] = merged[0] + merged[1]
+            merged.pop(0)
+        # an aside lies inside its clause's span anyway; one of 2+ words is also a claim of its own
+        merged += [a for a in asides if len([i for i in a if re.search(r"\w", texts[i])]) >= 2]
+        spans = []
+        for clause in merged:
+            kept = [i for i in clause if texts[i] not in {",", "."} or i != clause[0]]
+            while kept and not re.search(r"\w", texts[kept[-1]]):
+                kept.pop()
+            while kept and not re.search(r"\w", texts[kept[0]]):
+                kept.pop(0)
+            if kept:
+                spans.append((words[kept[0]][0], words[kept[-1]][1]))
+        return spans
+
+    def segment(self, sentences: Sequence[str]) -> list[list[str] | None]:
+        out = []
+        for sentence in sentences:
+            claims = [sentence[a:b] for a, b in self.clause_spans(sentence)]
+            out.append(claims or None)
+        return out
+
+
+@dataclass
+class LLMSegmenter:
+    """Paper: the App. A.1 prompt through ``ChatClient`` (cached; offline replay)."""
+
+    client: "object"
+    stand_in: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"LLM few-shot ({self.client.model})"
+
+    def segment(self, sentences: Sequence[str]) -> list[list[str] | None]:
+        return [self.client.segment(s) for s in sentences]
+
+
+@dataclass
+class Seq2SeqSegmenter:
+    """Paper: the T5 model fine-tuned on the LLM's claims (App. A.2), greedy decoding."""
+
+    model_dir: str
+    batch_size: int = 32
+    max_new_tokens: int = 256
+    stand_in: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"seq2seq distilled ({self.model_dir})"
+
+    def segment(self, sentences: Sequence[str]) -> list[list[str] | None]:
+        import torch
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        from multivec.subencoder.llm_client import parse_claims
+
+        tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        model = AutoModelForSeq2SeqLM.from_pretrained(self.model_dir).eval()
+        out: list[list[str] | None] = []
+        with torch.no_grad():
+            for start in range(0, len(sentences), self.batch_size):
+                batch = tokenizer(list(sentences[start:start + self.batch_size]), return_tensors="pt",
+                                  padding=True, truncation=True)
+                generated = model.generate(**batch, max_new_tokens=self.max_new_tokens)
+                for text in tokenizer.batch_decode(generated, skip_special_tokens=True):
+                    out.append(parse_claims(claims_as_lines(text)))
+        return out
+
+
+def claims_as_target(claims: Sequence[str]) -> str:
+    """The seq2seq target for a list of claims: ``1. a 2. b`` on one line (T5 drops newlines)."""
+    return " ".join(f"{i}. {c}" for i, c in enumerate(claims, start=1))
+
+
+def claims_as_lines(text: str) -> str:
+    """Inverse of ``claims_as_target``: one numbered claim a line."""
+    return re.sub(r"\s+(?=\d+\.\s)", "\n", text.strip())
