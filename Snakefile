@@ -27,6 +27,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/table2.smk"
+include: "rules/subencoder_data.smk"
 
 
 rule all:

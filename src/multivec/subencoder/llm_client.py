@@ -171,3 +171,13 @@ class ChatClient:
             else:
                 self.stats.empty += 1
         return claims
+
+
+def client_from_config(settings: dict) -> ChatClient:
+    """A client from the ``subencoder.llm`` config block (base_url, model, cache_dir, offline, ...)."""
+    for key in ("base_url", "model", "cache_dir"):
+        if not settings.get(key):
+            raise ValueError(f"config subencoder.llm.{key} is required for the LLM segmenter")
+    return ChatClient(base_url=settings["base_url"], model=settings["model"], cache_dir=settings["cache_dir"],
+                      timeout_s=float(settings.get("timeout_s", 60)), max_retries=int(settings.get("max_retries", 5)),
+                      offline=bool(settings.get("offline", False)))

@@ -165,3 +165,59 @@ def claims_as_target(claims: Sequence[str]) -> str:
 def claims_as_lines(text: str) -> str:
     """Inverse of ``claims_as_target``: one numbered claim a line."""
     return re.sub(r"\s+(?=\d+\.\s)", "\n", text.strip())
+
+
+@dataclass
+class SegmentCounts:
+    sentences: int = 0
+    segmented: int = 0
+    malformed_or_empty: int = 0
+    propositions: int = 0
+    propositions_unaligned: int = 0  # no word of the claim is in the sentence: dropped
+
+
+def segment_and_align(sentences: dict[str, str], segmenter: Segmenter) -> tuple[list[dict], SegmentCounts]:
+    """Each sentence's claims with their App. A.3 char spans; rows ``{id, sentence, propositions:
+    [{text, char_spans}]}``. Malformed/empty generations and claims with no aligned word are
+    counted and dropped; a sentence left with no proposition gets an empty list."""
+    from multivec.subencoder.alignment import align_batch
+
+    ids = list(sentences)
+    claims = segmenter.segment([sentences[i] for i in ids])
+    if len(claims) != len(ids):
+        raise RuntimeError(f"segmenter {segmenter.name!r} returned {len(claims)} results for {len(ids)} sentences")
+    counts = SegmentCounts(sentences=len(ids))
+    wanted = [(sentences[i], c) for i, cs in zip(ids, claims) for c in (cs or [])]
+    spans = iter(align_batch(wanted))
+    rows = []
+    for sentence_id, cs in zip(ids, claims):
+        if cs is None:
+            counts.malformed_or_empty += 1
+            rows.append({"id": sentence_id, "sentence": sentences[sentence_id], "propositions": []})
+            continue
+        counts.segmented += 1
+        props = []
+        for claim in cs:
+            char_spans = next(spans)
+            if char_spans:
+                props.append({"text": claim, "char_spans": char_spans})
+            else:
+                counts.propositions_unaligned += 1
+        counts.propositions += len(props)
+        rows.append({"id": sentence_id, "sentence": sentences[sentence_id], "propositions": props})
+    return rows, counts
+
+
+def segmenter_from_config(kind: str, settings: dict, llm: dict | None = None, model_dir: str | None = None):
+    """``clause`` (demo stand-in), ``llm`` (App. A.1 prompt) or ``seq2seq`` (distilled T5)."""
+    if kind == "clause":
+        return ClauseSegmenter(min_words=int(settings.get("min_words", 3)))
+    if kind == "llm":
+        from multivec.subencoder.llm_client import client_from_config
+
+        return LLMSegmenter(client_from_config(llm or {}))
+    if kind == "seq2seq":
+        if not model_dir:
+            raise ValueError("segmenter 'seq2seq' needs the distilled model's folder")
+        return Seq2SeqSegmenter(model_dir)
+    raise ValueError(f"subencoder.segmenter kind {kind!r}: expected 'clause', 'llm' or 'seq2seq'")
