@@ -9,8 +9,9 @@ empty generation, dropped and counted by the caller), three implementations:
   generating the same numbered-claims text, parsed the same way;
 - ``ClauseSegmenter`` (**demo stand-in**, offline): splits a sentence at clause boundaries
   (``;``/``:``, parentheses, and a comma or conjunction followed by a clause marker such as
-  *which*, *who*, *while*, *and*), over NLTK Treebank words. Its claims are substrings of the
-  sentence; it is far cruder than an LLM and every table that depends on it says so.
+  *which*, *who*, *while*, *and*; a relative clause ", who ...," is lifted out and the main
+  clause joined around it), over NLTK Treebank words. Its claims are the sentence's own words;
+  it is far cruder than an LLM and every table that depends on it says so.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ COORDINATORS = frozenset({"and", "but", "or", "yet", "so"})
 SUBJECT_WORDS = frozenset("he she it they we i you this that these those there his her its their the a an".split())
 OPENING, CLOSING = "([", ")]"
 HARD_BREAKS = frozenset(";:")
+RELATIVES = frozenset("which who whom whose where".split())
 
 
 @dataclass
@@ -47,66 +49,92 @@ class ClauseSegmenter:
     name: str = "clause-splitter (demo stand-in)"
     stand_in: bool = True
 
-    def clause_spans(self, sentence: str) -> list[tuple[int, int]]:
-        """Character spans of the clauses; parenthesised text is a clause of its own."""
+    def clause_runs(self, sentence: str) -> list[list[tuple[int, int]]]:
+        """Each clause as character spans of its contiguous runs of words.
+
+        A relative clause opened after a comma (", who ...") closes at the next comma, and the
+        main clause resumes after it, so "A, who B, did C" gives "A did C" and "who B".
+        Parenthesised text lies inside its clause; one of 2+ words is also a clause of its own.
+        """
         words = word_spans(sentence)
         texts = [sentence[a:b] for a, b in words]
         clauses: list[list[int]] = [[]]
         aside: list[int] | None = None
         asides: list[list[int]] = []
+        resume: int | None = None  # clause to go back to when an embedded relative clause ends
         for i, text in enumerate(texts):
             lower = text.lower()
             if text in OPENING and aside is None:
                 aside = []
-                continue
-            if text in CLOSING and aside is not None:
-                asides.append(aside)
-                aside = None
+                clauses[-1].append(i)
                 continue
             if aside is not None:
-                aside.append(i)
+                clauses[-1].append(i)
+                if text in CLOSING:
+                    asides.append(aside)
+                    aside = None
+                else:
+                    aside.append(i)
                 continue
             previous = texts[i - 1] if i else ""
             following = texts[i + 1].lower() if i + 1 < len(texts) else ""
             if text in HARD_BREAKS:
                 clauses.append([])
+                resume = None
+                continue
+            if resume is not None and text == "," and following not in CLAUSE_MARKERS | COORDINATORS:
+                clauses.append(clauses.pop(resume))  # the main clause goes on after the relative one
+                resume = None
                 continue
             if lower in CLAUSE_MARKERS and previous == ",":
+                if lower in RELATIVES and resume is None:
+                    resume = len(clauses) - 1
                 clauses.append([])
             elif lower in COORDINATORS and (previous == "," or following in SUBJECT_WORDS):
                 clauses.append([])
+                resume = None
                 continue  # the coordinator belongs to neither clause
             clauses[-1].append(i)
         if aside:
             asides.append(aside)
+
+        def content(clause):
+            return [i for i in clause if re.search(r"\w", texts[i])]
+
         merged: list[list[int]] = []
         for clause in clauses:
-            content = [i for i in clause if re.search(r"\w", texts[i])]
-            if merged and len(content) < self.min_words:
-                merged[-1].extend(clause)
-            elif content:
-                merged.append(list(clause))
-        if merged and len([i for i in merged[0] if re.search(r"\w", texts[i])]) < self.min_words and len(merged) > 1:
-            merged[1] = merged[0] + merged[1]
+            if merged and len(content(clause)) < self.min_words:
+                merged[-1] = sorted(merged[-1] + clause)
+            elif content(clause):
+                merged.append(sorted(clause))
+        if len(merged) > 1 and len(content(merged[0])) < self.min_words:
+            merged[1] = sorted(merged[0] + merged[1])
             merged.pop(0)
-        # an aside lies inside its clause's span anyway; one of 2+ words is also a claim of its own
-        merged += [a for a in asides if len([i for i in a if re.search(r"\w", texts[i])]) >= 2]
-        spans = []
+        merged += [a for a in asides if len(content(a)) >= 2]
+        runs = []
         for clause in merged:
-            kept = [i for i in clause if texts[i] not in {",", "."} or i != clause[0]]
+            kept = list(clause)
             while kept and not re.search(r"\w", texts[kept[-1]]):
                 kept.pop()
             while kept and not re.search(r"\w", texts[kept[0]]):
                 kept.pop(0)
-            if kept:
-                spans.append((words[kept[0]][0], words[kept[-1]][1]))
-        return spans
+            if not kept:
+                continue
+            spans: list[tuple[int, int]] = []
+            for k, i in enumerate(kept):
+                if k and i == kept[k - 1] + 1:
+                    spans[-1] = (spans[-1][0], words[i][1])
+                else:
+                    spans.append(words[i])
+            # a run that is only punctuation (a comma left between two parts) is dropped
+            runs.append([(a, b) for a, b in spans if re.search(r"\w", sentence[a:b])])
+        return runs
 
     def segment(self, sentences: Sequence[str]) -> list[list[str] | None]:
         out = []
         for sentence in sentences:
-            claims = [sentence[a:b] for a, b in self.clause_spans(sentence)]
-            out.append(claims or None)
+            claims = [" ".join(sentence[a:b].strip(" ,") for a, b in runs) for runs in self.clause_runs(sentence)]
+            out.append([c for c in claims if c] or None)
         return out
 
 
