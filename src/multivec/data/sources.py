@@ -160,7 +160,7 @@ _register(Source(
                 "articles (Zhou et al. 2022, 'Learning to Decompose'), as JSONL rows {id, sentence_a, sentence_b}.",
     files={"pairs.jsonl": RemoteFile(None, "zhou2022/pairs.jsonl")},
     licence="as upstream (RealNews-derived; check the authors' terms)",
-    note="No public download URL for the pairs could be found or verified here; put them in the data mirror "
+    note="sha256 unknown and no public download URL could be found or verified here; put them in the data mirror "
          "at zhou2022/pairs.jsonl (converted to {id, sentence_a, sentence_b}).",
 ))
 
