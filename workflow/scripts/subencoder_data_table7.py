@@ -21,6 +21,8 @@ with rule_logging(snakemake.log[0]) as log:
                                               snakemake.input.get("segmenter_model") or None)
                   for kind in seg["table7"]}
     rows = table7_rows(splits, segmenters)
-    pd.DataFrame(rows, columns=TABLE7_COLUMNS).to_csv(snakemake.output.csv, index=False)
+    table = pd.DataFrame(rows, columns=TABLE7_COLUMNS)
+    table[["sentences", "predicted", "gold"]] = table[["sentences", "predicted", "gold"]].astype("Int64")
+    table.to_csv(snakemake.output.csv, index=False)
     Path(snakemake.output.md).write_text(table7_markdown(rows, snakemake.params.scale_line), encoding="utf-8")
     log.info("Table 7: %d rows", len(rows))
