@@ -179,7 +179,8 @@ class Seq2SeqSegmenter:
             for start in range(0, len(sentences), self.batch_size):
                 batch = tokenizer(list(sentences[start:start + self.batch_size]), return_tensors="pt",
                                   padding=True, truncation=True)
-                generated = model.generate(**batch, max_new_tokens=self.max_new_tokens)
+                generated = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                                           max_new_tokens=self.max_new_tokens)
                 for text in tokenizer.batch_decode(generated, skip_special_tokens=True):
                     out.append(parse_claims(claims_as_lines(text)))
         return out

@@ -58,7 +58,7 @@ class Seq2SeqSegmenterTask(TrainingTask):
         return [order[i:i + self.cfg.batch_size] for i in range(0, len(order), self.cfg.batch_size)]
 
     def _batch(self, examples: Sequence[tuple[str, str]]):
-        batch = self.tokenizer([s for s, _ in examples], text_target=[t for _, t in examples], padding=True,
+        batch = self.tokenizer([s for s, _ in examples], padding=True,
                                truncation=True, max_length=self.max_source_tokens, return_tensors="pt")
         labels = self.tokenizer([t for _, t in examples], padding=True, truncation=True,
                                 max_length=self.max_target_tokens, return_tensors="pt")["input_ids"]
