@@ -194,6 +194,13 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "rule log": lambda p: p.write_text("2026-01-01 00:00:00 INFO multivec.rule: done in 1.0 s\n", encoding="utf-8"),
     "snakemake benchmark": _benchmark,
     "snakemake benchmarks folder": _benchmarks_folder,
+    "subencoder sentence pairs": lambda p: write_jsonl(p, [{"pair_id": "p0", "a": {"id": "a", "sentence": "A b."},
+                                                            "b": {"id": "b", "sentence": "A c."}}]),
+    "subencoder segments": lambda p: write_jsonl(p, [{"id": "a", "sentence": "A b.",
+                                                      "propositions": [{"text": "A b", "char_spans": [[0, 3]]}]}]),
+    "subencoder training rows": lambda p: write_jsonl(p, [{"id": "p0:a", "sentence": "A b.", "pair_id": "p0",
+                                                           "propositions": [{"text": "A b", "char_spans": [[0, 3]],
+                                                                             "label": 0}]}]),
 }
 
 

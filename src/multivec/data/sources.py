@@ -155,6 +155,16 @@ _register(Source(
 # ---- paper scale: not in the data mirror here, so their sha256 could not be computed ----
 
 _register(Source(
+    name="zhou2022_pairs",
+    description="Sub-sentence encoder §3.3 (paper scale): 2.5M sentence pairs from topically related RealNews "
+                "articles (Zhou et al. 2022, 'Learning to Decompose'), as JSONL rows {id, sentence_a, sentence_b}.",
+    files={"pairs.jsonl": RemoteFile(None, "zhou2022/pairs.jsonl")},
+    licence="as upstream (RealNews-derived; check the authors' terms)",
+    note="sha256 unknown and no public download URL could be found or verified here; put them in the data mirror "
+         "at zhou2022/pairs.jsonl (converted to {id, sentence_a, sentence_b}).",
+))
+
+_register(Source(
     name="wikitext103_raw",
     description="WikiText-103 raw (untokenised) v1: wikitext-103-raw/wiki.{train,valid,test}.raw in a zip; "
                 "the passage-reranking documents at paper scale.",

@@ -46,6 +46,13 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     # built data (rules/data.smk, rules/table2.smk)
     ArtifactKind("data/built/corpora/*/*.jsonl", "corpus", "training documents {id, source, target}"),
     ArtifactKind("data/built/**/meta.json", "json", "a builder's inputs, counts, skips and warnings"),
+    ArtifactKind("data/built/subencoder/pairs/pairs.jsonl", "subencoder sentence pairs",
+                 "sub-sentence encoder: unlabelled sentence pairs"),
+    ArtifactKind("data/built/subencoder/*/segments.jsonl", "subencoder segments",
+                 "sub-sentence encoder: sentences -> propositions with aligned char spans"),
+    ArtifactKind("data/built/subencoder/*.jsonl", "subencoder training rows",
+                 "sub-sentence encoder: training/dev rows (propositions, char spans, labels)"),
+    ArtifactKind("models/subencoder_segmenter", "model", "the distilled seq2seq segmenter (paper scale)"),
     ArtifactKind("data/built/tasks/*", "ranking task", "a ranking task folder (docs.txt + task.jsonl)"),
     ArtifactKind("data/built/tasks/*/docs.txt", "documents tsv", "a ranking task's documents"),
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 SUMMARY_FILE = "training_summary.json"
 WEIGHTS_FILE = ckpt.WEIGHTS_FILE
-SCHEDULES = ("linear", "cosine")
+SCHEDULES = ("linear", "cosine", "constant")
 # Train-config keys that may change when a run is resumed: they do not change the arithmetic.
 RESUMABLE_CHANGES = {"max_minutes", "threads", "device"}
 
@@ -52,7 +52,7 @@ class TrainConfig:
     batch_size: int = 16  # per rank and micro-batch
     lr: float = 5e-5  # pretrained parameters (NUGGET paper's learning rate)
     lr_scratch: float | None = None  # parameters trained from scratch; None: lr
-    schedule: str = "linear"  # "linear" | "cosine": decay to 0 at max_steps after a linear warm-up
+    schedule: str = "linear"  # "linear" | "cosine": decay to 0 at max_steps after a linear warm-up; "constant"
     warmup_steps: int = 0
     weight_decay: float = 0.0  # AdamW; never applied to biases and norm scales (1-D parameters)
     grad_clip: float | None = 1.0  # max global gradient norm; None: no clipping
@@ -109,6 +109,8 @@ def lr_factor(step: int, *, schedule: str, warmup: int, total: int) -> float:
     cosine decay reaching 0 at ``total``."""
     if warmup and step < warmup:
         return (step + 1) / warmup
+    if schedule == "constant":  # no decay (the sub-sentence encoder's App. A.2 segmenter)
+        return 1.0
     progress = min(1.0, (step - warmup) / max(1, total - warmup))
     if schedule == "cosine":
         return 0.5 * (1.0 + math.cos(math.pi * progress))

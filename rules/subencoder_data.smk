@@ -1,0 +1,184 @@
+# Sub-sentence encoder (Chen et al. 2023): training data construction (§3.3, App. A) and
+# Table 7 (segmentation quality against PropSegment). The library (src/multivec/subencoder)
+# does the work; this file only names files.
+SUBDATA = config["subencoder"]["data"]
+SUBSEG = config["subencoder"]["segmenter"]
+SUBENCODER_DATA_DIR = "data/built/subencoder"
+SEGMENTER_MODEL = "models/subencoder_segmenter"
+PROPSEGMENT_FILE = lambda name: raw("propsegment", f"v1/{name}")
+
+
+def subencoder_pairs_input(wildcards):
+    if SUBDATA["pairs_source"] == "propsegment_test":
+        # TEST clusters only: dev is where the retrieval tables are evaluated.
+        return PROPSEGMENT_FILE("document_clusters.test.json")
+    return raw("zhou2022_pairs", "pairs.jsonl")
+
+
+def subencoder_segments_inputs(wildcards):
+    inputs = {"pairs": f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl"}
+    if SUBSEG["kind"] == "seq2seq":  # paper: the LLM's seed share, the distilled model for the rest
+        inputs["seed"] = f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl"
+        inputs["segmenter_model"] = SEGMENTER_MODEL
+    return inputs
+
+
+def subencoder_table7_inputs(wildcards):
+    inputs = {}
+    for split in SUBSEG["table7_splits"]:
+        inputs[f"clusters_{split}"] = PROPSEGMENT_FILE(f"document_clusters.{split}.json")
+        inputs[f"propositions_{split}"] = PROPSEGMENT_FILE(f"propositions.{split}.json")
+    if "seq2seq" in SUBSEG["table7"]:
+        inputs["segmenter_model"] = SEGMENTER_MODEL
+    return inputs
+
+
+rule subencoder_data_pairs:
+    # Unlabelled sentence pairs from comparable text.
+    input:
+        pairs_input=subencoder_pairs_input,
+    output:
+        pairs=f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl",
+        meta=f"{SUBENCODER_DATA_DIR}/pairs/meta.json",
+    params:
+        settings=SUBDATA,
+    log:
+        "logs/subencoder_data/pairs.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/pairs.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_pairs.py"
+
+
+rule subencoder_data_llm_seed:
+    # Paper scale: the App. A.1 prompt on a seeded share of the sentences (cached client).
+    input:
+        pairs=f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl",
+    output:
+        segments=f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl",
+        meta=f"{SUBENCODER_DATA_DIR}/llm_seed/meta.json",
+    params:
+        segmenter=SUBSEG,
+        llm=config["subencoder"]["llm"],
+        seed=config["seed"],
+    log:
+        "logs/subencoder_data/llm_seed.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/llm_seed.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_llm_seed.py"
+
+
+rule subencoder_data_train_segmenter:
+    # Paper scale: T5 fine-tuned on the LLM's claims (App. A.2), on the project's training engine.
+    input:
+        seed=f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl",
+    output:
+        directory(SEGMENTER_MODEL),
+    params:
+        segmenter=SUBSEG,
+        seed=config["seed"],
+    log:
+        "logs/subencoder_data/train_segmenter.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/train_segmenter.tsv"
+    threads: rule_resources("train")["threads"]
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+        gpu=rule_resources("train").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_train_segmenter.py"
+
+
+rule subencoder_data_segments:
+    # Every sentence of the pairs -> propositions -> App. A.3 char spans.
+    input:
+        unpack(subencoder_segments_inputs),
+    output:
+        segments=f"{SUBENCODER_DATA_DIR}/segments/segments.jsonl",
+        meta=f"{SUBENCODER_DATA_DIR}/segments/meta.json",
+    params:
+        segmenter=SUBSEG,
+        llm=config["subencoder"]["llm"],
+    log:
+        "logs/subencoder_data/segments.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/segments.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_segments.py"
+
+
+rule subencoder_data_training:
+    # Positive proposition pairs (bidirectional entailment) -> the train/dev rows the model reads.
+    input:
+        pairs=f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl",
+        segments=f"{SUBENCODER_DATA_DIR}/segments/segments.jsonl",
+    output:
+        train=f"{SUBENCODER_DATA_DIR}/train.jsonl",
+        dev=f"{SUBENCODER_DATA_DIR}/dev.jsonl",
+        meta=f"{SUBENCODER_DATA_DIR}/meta.json",
+    params:
+        settings=SUBDATA,
+        nli=config["subencoder"]["nli"],
+        seed=config["seed"],
+    log:
+        "logs/subencoder_data/training.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/training.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_training.py"
+
+
+rule subencoder_data_table7:
+    # Table 7: every segmenter of the DAG against PropSegment's human segmentations.
+    input:
+        unpack(subencoder_table7_inputs),
+    output:
+        csv="results/subencoder_table7.csv",
+        md="results/subencoder_table7.md",
+    params:
+        segmenter=SUBSEG,
+        llm=config["subencoder"]["llm"],
+        splits=SUBSEG["table7_splits"],
+        max_sentences=SUBSEG.get("table7_max_sentences", 0),
+        scale_line=f"Scale: {config['scale']}; PropSegment v1 Wikipedia clusters, splits {', '.join(SUBSEG['table7_splits'])}.",
+    log:
+        "logs/subencoder_data/table7.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/table7.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_table7.py"

@@ -1,0 +1,135 @@
+"""Training rows for the sub-sentence encoder (Chen et al. 2023, §3.3 steps 1-2 and App. A.3).
+
+Input: sentence pairs, each sentence's propositions (natural language, from a segmenter) with
+their aligned char spans. For each pair, every cross-sentence proposition pair is judged
+(bidirectional entailment, ``nli.py``); pairs with no positive are dropped. Output, one row per
+sentence of a kept pair (the interface the model side reads)::
+
+    {"id", "sentence", "pair_id", "propositions": [{"text", "char_spans", "label"}]}
+
+Labels: propositions linked by a positive judgement (transitively, within the pair) share a
+label; every other proposition has a label of its own. Labels are unique across the file, so
+propositions of different pairs in one batch are always negatives. Propositions with empty
+char spans are dropped (they cannot be masked). A held-out share of the *pairs* (seeded) is
+the dev file for validation loss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from multivec.subencoder.nli import PairJudge
+from multivec.subencoder.sentence_pairs import SentencePair
+
+
+@dataclass
+class SegmentedSentence:
+    id: str
+    sentence: str
+    propositions: list[dict]  # {"text", "char_spans"}, char spans non-empty
+
+
+@dataclass
+class BuildCounts:
+    pairs_in: int = 0
+    pairs_missing_segments: int = 0
+    pairs_without_positive: int = 0
+    pairs_kept: int = 0
+    candidate_proposition_pairs: int = 0
+    positive_proposition_pairs: int = 0
+    propositions: int = 0
+    labels: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def build_rows(pairs: Sequence[SentencePair], segments: dict[str, SegmentedSentence], judge: PairJudge,
+               ) -> tuple[list[dict], BuildCounts]:
+    """Rows (two per kept pair, ``a`` then ``b``) and counts."""
+    counts = BuildCounts(pairs_in=len(pairs))
+    usable = []
+    questions: list[tuple[str, str]] = []
+    for pair in pairs:
+        a, b = segments.get(pair.a_id), segments.get(pair.b_id)
+        if a is None or b is None or not a.propositions or not b.propositions:
+            counts.pairs_missing_segments += 1
+            continue
+        offset = len(questions)
+        questions += [(pa["text"], pb["text"]) for pa in a.propositions for pb in b.propositions]
+        usable.append((pair, a, b, offset))
+    counts.candidate_proposition_pairs = len(questions)
+    verdicts = judge.positive(questions) if questions else []
+    counts.positive_proposition_pairs = int(sum(verdicts))
+    rows: list[dict] = []
+    next_label = 0
+    for pair, a, b, offset in usable:
+        na, nb = len(a.propositions), len(b.propositions)
+        parent = list(range(na + nb))
+        linked = False
+        for i in range(na):
+            for j in range(nb):
+                if verdicts[offset + i * nb + j]:
+                    linked = True
+                    parent[_find(parent, i)] = _find(parent, na + j)
+        if not linked:
+            counts.pairs_without_positive += 1
+            continue
+        counts.pairs_kept += 1
+        label_of: dict[int, int] = {}
+        labels = []
+        for k in range(na + nb):
+            root = _find(parent, k)
+            if root not in label_of:
+                label_of[root] = next_label
+                next_label += 1
+            labels.append(label_of[root])
+        for side, sentence, first in (("a", a, 0), ("b", b, na)):
+            rows.append({"id": f"{pair.pair_id}:{side}", "sentence": sentence.sentence, "pair_id": pair.pair_id,
+                         "source_id": sentence.id,
+                         "propositions": [{"text": p["text"], "char_spans": p["char_spans"], "label": labels[first + k]}
+                                          for k, p in enumerate(sentence.propositions)]})
+            counts.propositions += len(sentence.propositions)
+    counts.labels = next_label
+    return rows, counts
+
+
+def split_dev(rows: list[dict], dev_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """Held-out share of the pairs (by a seeded hash of pair_id; both sentences go together)."""
+    if not 0 <= dev_fraction < 1:
+        raise ValueError(f"subencoder.data.dev_fraction must be in [0, 1), got {dev_fraction}")
+
+    def in_dev(pair_id: str) -> bool:
+        digest = hashlib.sha256(f"{seed}:{pair_id}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2 ** 64 < dev_fraction
+
+    train = [r for r in rows if not in_dev(r["pair_id"])]
+    dev = [r for r in rows if in_dev(r["pair_id"])]
+    return train, dev
+
+
+def validate_row(row: dict) -> str | None:
+    """What is wrong with a training row, or None (used by the reader and the inspector)."""
+    for key, kind in (("id", str), ("sentence", str), ("pair_id", str), ("propositions", list)):
+        if not isinstance(row.get(key), kind):
+            return f"{key!r} must be a {kind.__name__}"
+    for k, prop in enumerate(row["propositions"]):
+        if not isinstance(prop, dict) or not isinstance(prop.get("text"), str):
+            return f"proposition {k}: 'text' must be a string"
+        if not isinstance(prop.get("label"), int) or isinstance(prop.get("label"), bool):
+            return f"proposition {k}: 'label' must be an int"
+        spans = prop.get("char_spans")
+        if not isinstance(spans, list) or not spans:
+            return f"proposition {k}: 'char_spans' must be a non-empty list"
+        for span in spans:
+            if (not isinstance(span, list) or len(span) != 2 or not all(isinstance(x, int) for x in span)
+                    or not 0 <= span[0] < span[1] <= len(row["sentence"])):
+                return f"proposition {k}: char span {span!r} is not [start, end) inside the sentence"
+    return None

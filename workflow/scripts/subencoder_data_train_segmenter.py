@@ -1,0 +1,12 @@
+"""Rule subencoder_data_train_segmenter: T5 distilled from the LLM's claims (App. A.2)."""
+from multivec.io import read_jsonl
+from multivec.subencoder.seq2seq_distillation import train_segmenter
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
+    seg = snakemake.params.segmenter
+    hp = seg["seq2seq_train"]
+    summary = train_segmenter(seg["seq2seq_base"], read_jsonl(snakemake.input.seed), snakemake.output[0],
+                              lr=float(hp["lr"]), batch_size=int(hp["batch_size"]), epochs=int(hp["epochs"]),
+                              seed=int(snakemake.params.seed))
+    log.info("segmenter trained: %s", summary)
