@@ -1,0 +1,1 @@
+"""Sub-sentence encoder (Chen et al. 2023)."""

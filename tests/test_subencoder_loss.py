@@ -1,0 +1,55 @@
+"""SupCon loss of the sub-sentence encoder against the formula of Khosla et al. (2020), L_out."""
+
+import math
+
+import pytest
+import torch
+
+from multivec.subencoder.loss import distributed_supcon_loss, supcon_loss
+
+
+def brute_force_supcon(embeddings: torch.Tensor, labels: list[int], temperature: float) -> float:
+    """-1/|P(i)| Σ_p log(exp(s_ip/τ) / Σ_{a≠i} exp(s_ia/τ)), cosine s, averaged over anchors with a positive."""
+    x = [e / e.norm() for e in embeddings]
+    losses = []
+    for i in range(len(x)):
+        positives = [p for p in range(len(x)) if p != i and labels[p] == labels[i]]
+        if not positives:
+            continue
+        denominator = sum(math.exp(float(x[i] @ x[a]) / temperature) for a in range(len(x)) if a != i)
+        losses.append(-sum(math.log(math.exp(float(x[i] @ x[p]) / temperature) / denominator)
+                           for p in positives) / len(positives))
+    return sum(losses) / len(losses)
+
+
+@pytest.mark.parametrize("temperature", [0.1, 0.01, 0.5])
+def test_supcon_matches_brute_force(temperature):
+    generator = torch.Generator().manual_seed(0)
+    embeddings = torch.randn(7, 5, generator=generator, dtype=torch.float64)
+    # positive pairs (0, 1), (2, 4), (3, 5); 6 has no positive (it still serves as a negative)
+    labels = [0, 0, 1, 2, 1, 2, 3]
+    got = float(supcon_loss(embeddings, torch.tensor(labels), temperature))
+    assert got == pytest.approx(brute_force_supcon(embeddings, labels, temperature), rel=1e-5)
+
+
+def test_same_sentence_propositions_are_negatives_and_gradients_flow():
+    embeddings = torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]], requires_grad=True)
+    aligned = supcon_loss(embeddings, torch.tensor([0, 0, 1, 1]), 0.1)
+    crossed = supcon_loss(embeddings, torch.tensor([0, 1, 0, 1]), 0.1)
+    assert float(aligned.detach()) < float(crossed.detach())  # positives pulled together, distinct labels pushed apart
+    aligned.backward()
+    assert embeddings.grad is not None and float(embeddings.grad.abs().sum()) > 0
+
+
+def test_single_process_distributed_loss_is_the_plain_loss():
+    embeddings = torch.randn(6, 4, generator=torch.Generator().manual_seed(1))
+    labels = torch.tensor([0, 0, 1, 1, 2, 3])
+    assert float(distributed_supcon_loss(embeddings, labels, 0.1)) == pytest.approx(
+        float(supcon_loss(embeddings, labels, 0.1)))
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="temperature"):
+        supcon_loss(torch.randn(2, 3), torch.tensor([0, 0]), 0.0)
+    with pytest.raises(ValueError, match=r"\(N, d\)"):
+        supcon_loss(torch.randn(3, 3), torch.tensor([0, 0]), 0.1)
