@@ -70,7 +70,7 @@ def _load_backbone(ref: str):
     if is_tiny_random(ref):
         torch.manual_seed(0)  # the same tiny random weights every time
         config = tiny_random_config(ref)
-        return AutoModel.from_config(config), tokenizer, config
+        return _backbone_from_config(config), tokenizer, config
     config = AutoConfig.from_pretrained(path)
     if config.model_type in ("t5", "mt5"):
         return T5EncoderModel.from_pretrained(path), tokenizer, config
