@@ -1,0 +1,56 @@
+"""Atomic-fact retrieval metrics (Chen et al. 2023 §4.2.1, §5.2) on hand-made rankings, and the
+PropSegment dev retrieval set built from the data mirror."""
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from multivec.subencoder.retrieval_metrics import query_metrics, rank_units, retrieval_metrics
+
+
+def test_query_metrics_on_a_hand_made_ranking():
+    ranking = [7, 3, 9, 1, 4, 8, 2, 6, 5, 0]
+    got = query_metrics(ranking, {3, 5}, ks=(1, 5, 10))
+    assert got == {"p@1": 0.0, "r@1": 0.0, "r@5": 0.5, "r@10": 1.0}
+    assert query_metrics([3, 7], {3}, ks=(1,))["p@1"] == 1.0
+    with pytest.raises(ValueError, match="without gold"):
+        query_metrics(ranking, set())
+
+
+def test_rank_units_max_pools_and_excludes_the_query():
+    scores = torch.tensor([0.9, 0.1, 0.8, 0.7, 0.2])
+    assert rank_units(scores, range(5), 5, exclude=0, top=3) == [2, 3, 4]
+    # units: candidates {0, 1} -> unit 0, {2} -> unit 1, {3, 4} -> unit 2; unit score = max
+    assert rank_units(scores, [0, 0, 1, 2, 2], 3, exclude=None, top=3) == [0, 1, 2]
+    assert rank_units(scores, [0, 0, 1, 2, 2], 3, exclude=[0, 1], top=3) == [1, 2]  # unit 0 gone entirely
+
+
+def test_retrieval_metrics_by_cosine():
+    candidates = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [-1.0, 0.0]])
+    queries = torch.tensor([[2.0, 0.1], [0.1, 1.0]])  # q0 nearest 0 then 2; q1 nearest 1 then 2
+    got = retrieval_metrics(queries, candidates, [{2}, {1, 3}], [0, None], ks=(1, 2))
+    # q0: itself (0) removed -> ranking [2, 1, 3]: P@1 1, R@1 1; q1: ranking [1, 2, 0, 3]: P@1 1, R@2 1/2
+    assert got == pytest.approx({"p@1": 100.0, "r@1": 75.0, "r@2": 75.0})
+    with pytest.raises(ValueError, match="2 queries but 1 gold"):
+        retrieval_metrics(queries, candidates, [{1}], [None, None])
+
+
+MIRROR = Path(os.environ.get("MULTIVEC_DATA_MIRROR", "../shared/data")) / "propsegment" / "v1"
+
+
+@pytest.mark.skipif(not (MIRROR / "relationships.dev.json").exists(), reason="PropSegment is not in the mirror")
+def test_propsegment_dev_retrieval_set():
+    from multivec.subencoder.propsegment import build_retrieval_set
+
+    rs = build_retrieval_set(MIRROR)
+    assert rs.counts["documents"] == 45 and rs.counts["sentences"] == 387
+    assert 340 <= len(rs.queries) <= 349 and 1550 <= len(rs.candidates) <= 1650
+    for query, gold, own in zip(rs.queries, rs.gold, rs.query_index):
+        assert gold and all(rs.candidates[g].document_id != query.document_id for g in gold)
+        assert own is None or rs.candidates[own] == query
+        text = rs.sentences[query.sentence_key]
+        assert all(0 <= a < b <= len(text) for a, b in rs.char_spans(query))
+    with pytest.raises(ValueError, match="not public"):
+        build_retrieval_set(MIRROR, "test")
