@@ -27,8 +27,10 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/table2.smk"
+include: "rules/subencoder.smk"
 
 
 rule all:
     input:
         "results/table2.csv",
+        expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),

@@ -54,3 +54,34 @@ def test_propsegment_dev_retrieval_set():
         assert all(0 <= a < b <= len(text) for a, b in rs.char_spans(query))
     with pytest.raises(ValueError, match="not public"):
         build_retrieval_set(MIRROR, "test")
+
+
+def test_predicted_queries_keep_only_jaccard_matches():
+    from multivec.subencoder.evaluation import predicted_queries
+    from multivec.subencoder.propsegment import Proposition, RetrievalSet
+
+    text = "Ada wrote programs and Ada studied maths ."
+    words = text.split()
+    starts = [text.index(w, sum(len(x) + 1 for x in words[:i])) for i, w in enumerate(words)]
+    key = ("d1", 0)
+    q_good, q_bad = Proposition("d1", 0, (0, 1, 2)), Proposition("d1", 0, (4, 5, 6))
+    rs = RetrievalSet(sentences={key: text}, token_spans={key: [(s, s + len(w)) for s, w in zip(starts, words)]},
+                      candidates=[q_good, q_bad], queries=[q_good, q_bad], gold=[{1}, {0}], query_index=[0, 1])
+
+    def segment(sentences):
+        assert sentences == [text]
+        return [["Ada wrote programs", "Ada studied"]]
+
+    def align(sentence, proposition):  # a stand-in aligner: first occurrence after the last match
+        spans, position = [], 0 if proposition.startswith("Ada wrote") else 23
+        for word in proposition.split():
+            start = sentence.index(word, position)
+            spans.append([start, start + len(word)])
+            position = start + len(word)
+        return spans
+
+    chosen, rows = predicted_queries(rs, segment, align, threshold=0.8)
+    # "Ada wrote programs" = tokens {0,1,2}: Jaccard 1 with q_good; "Ada studied" = {4,5}: 2/3 with q_bad
+    assert rows == [0] and chosen == [Proposition("d1", 0, (0, 1, 2))]
+    chosen, rows = predicted_queries(rs, segment, align, threshold=0.5)
+    assert rows == [0, 1] and chosen[1].token_indices == (4, 5)

@@ -2,6 +2,8 @@
 App. C.1 baselines): encode every candidate and query proposition in its sentence, rank candidates by
 cosine similarity, score P@1 and R@5/10/20.
 
+Sentences are encoded whole (up to the encoder's position limit), whatever the training length.
+
 - Proposition level (Tables 1, 5): the query itself is removed from its ranking.
 - Sentence and document level (Table 4): a unit's score is the max over its propositions and the top-k
   unique units are returned; every proposition of the query's own document is left out (it is never
@@ -35,7 +37,7 @@ def encode_propositions(model: SubEncoder, sentences: dict[tuple[str, int], str]
         per_sentence[position[key]].append(prop_spans)
         slot.append((position[key], len(per_sentence[position[key]]) - 1))
     texts = [sentences[key] for key in keys]
-    encoded, masks = model.span_masks(texts, per_sentence)
+    encoded, masks = model.span_masks(texts, per_sentence, max_tokens=model.position_limit)  # whole sentences
     vectors = model.encode(texts, masks, strategy=strategy, batch_size=batch_size, input_ids=encoded["input_ids"])
     offsets = [0]
     for props in per_sentence:
@@ -83,3 +85,43 @@ def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooli
     results["index"] = {"vectors_per_sentence": round(vectors_per_sentence, 3),
                         "bytes_per_vector_fp32": 4 * int(candidates.shape[1])}
     return results
+
+
+def predicted_queries(rs: RetrievalSet, segment, align, threshold: float = 0.8
+                      ) -> tuple[list[Proposition], list[int]]:
+    """Table 8 (App. C.2; §5.3): segmenter-predicted propositions standing in for the gold queries.
+
+    ``segment(sentences) -> list[list[str]]`` (the segmenter interface of
+    ``multivec.subencoder.segmentation``) splits each query sentence into proposition texts;
+    ``align(sentence, text) -> list[[start, end]]`` gives the character spans of a text's words in its
+    sentence (App. A.3). A predicted proposition's PropSegment tokens are those overlapping its spans; a gold
+    query is kept when the best predicted proposition of its sentence has token-set Jaccard > ``threshold``
+    with it, and that prediction becomes its query. Returns (predicted propositions, rows of ``rs.queries``).
+    """
+    from multivec.subencoder.propsegment import jaccard
+
+    keys = list(dict.fromkeys(q.sentence_key for q in rs.queries))
+    texts = [rs.sentences[k] for k in keys]
+    segmented = segment(texts)
+    if len(segmented) != len(texts):
+        raise ValueError(f"the segmenter returned {len(segmented)} segmentations for {len(texts)} sentences")
+    predicted: dict[tuple[str, int], list[Proposition]] = {}
+    for key, text, props in zip(keys, texts, segmented):
+        token_spans = rs.token_spans[key]
+        found = []
+        for prop_text in props:
+            spans = align(text, prop_text)
+            tokens = tuple(t for t, (a, b) in enumerate(token_spans)
+                           if any(a < end and start < b for start, end in spans))
+            if tokens:
+                found.append(Proposition(key[0], key[1], tokens))
+        predicted[key] = found
+    chosen, rows = [], []
+    for row, query in enumerate(rs.queries):
+        gold_tokens = set(query.token_indices)
+        scored = [(jaccard(gold_tokens, set(p.token_indices)), k) for k, p in enumerate(predicted[query.sentence_key])]
+        best = max(scored, default=None)
+        if best is not None and best[0] > threshold:
+            chosen.append(predicted[query.sentence_key][best[1]])
+            rows.append(row)
+    return chosen, rows

@@ -145,20 +145,26 @@ class SubEncoder(nn.Module):
         return self.head(pooled)
 
     # -- tokenisation and masks ------------------------------------------------------------------------
-    def tokenize(self, sentences: Sequence[str]) -> dict[str, list]:
-        """``input_ids``, ``offset_mapping``, ``special_tokens_mask`` per sentence (truncated to max_tokens)."""
-        return self.tokenizer(list(sentences), truncation=True, max_length=self.config.max_tokens,
+    @property
+    def position_limit(self) -> int:
+        """The longest input the encoder takes (T5's relative positions: 512, as its pretraining)."""
+        return int(getattr(self.backbone_config, "max_position_embeddings", None) or 512)
+
+    def tokenize(self, sentences: Sequence[str], max_tokens: int | None = None) -> dict[str, list]:
+        """``input_ids``, ``offset_mapping``, ``special_tokens_mask`` per sentence, truncated to ``max_tokens``
+        (default: the config's ``max_tokens``, the training length)."""
+        return self.tokenizer(list(sentences), truncation=True, max_length=max_tokens or self.config.max_tokens,
                               return_offsets_mapping=True, return_special_tokens_mask=True)
 
-    def span_masks(self, sentences: Sequence[str], spans: Sequence[Sequence[Sequence[Sequence[int]]]]
-                   ) -> tuple[dict[str, list], list[list[list[int]]]]:
+    def span_masks(self, sentences: Sequence[str], spans: Sequence[Sequence[Sequence[Sequence[int]]]],
+                   max_tokens: int | None = None) -> tuple[dict[str, list], list[list[list[int]]]]:
         """Tokenise ``sentences`` and turn each proposition's character spans into a subword mask
         (``multivec.subencoder.masks.spans_to_token_mask``)."""
         from multivec.subencoder.masks import spans_to_token_mask
 
         if len(spans) != len(sentences):
             raise ValueError(f"{len(sentences)} sentences but {len(spans)} lists of proposition spans")
-        encoded = self.tokenize(sentences)
+        encoded = self.tokenize(sentences, max_tokens)
         masks = [[spans_to_token_mask(encoded["offset_mapping"][i], prop, encoded["special_tokens_mask"][i])
                   for prop in spans[i]] for i in range(len(sentences))]
         return encoded, masks
