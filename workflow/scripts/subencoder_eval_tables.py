@@ -37,7 +37,7 @@ with rule_logging(snakemake.log[0]) as log:
                 notes + ["A unit's score is the max over its propositions; the query's own document is left out."])
     if p.reduced_dim:
         t5_rows = [{"row": f"SubEncoder ({first})", "result": full, "paper_row": p.paper_table5_row,
-                    "paper_dim": 768 if p.paper_table5_row else None},
+                    "paper_dim": full["dim"] if p.paper_table5_row else None},
                    {"row": f"SubEncoder ({first}, {p.reduced_dim}-d)", "result": reduced,
                     "paper_row": p.paper_table5_row, "paper_dim": p.reduced_dim if p.paper_table5_row else None}]
         write_table(table5(t5_rows), out.table5_csv, out.table5_md, "Table 5: reduced output dimension", notes)
