@@ -9,7 +9,9 @@ SUBENC_REDUCED = SUBENCODER["model"].get("reduced_dim")
 SUBENC_SEGMENTER = SUBENCODER["evaluation"].get("segmenter")
 PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
                    for name in ("document_clusters", "propositions", "relationships")}
-SUBENC_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) + (["table8"] if SUBENC_SEGMENTER else [])
+SUBENC_CSTS = SUBENCODER["evaluation"].get("csts")  # Table 3, opt-in: C-STS must be fetched by the user
+SUBENC_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) + (["table8"] if SUBENC_SEGMENTER else []) \
+    + (["table3"] if SUBENC_CSTS else [])
 
 
 def subencoder_dim_name(dim):
@@ -159,7 +161,8 @@ rule subencoder_eval_tables:
     input:
         unpack(subencoder_table_inputs),
     output:
-        **{f"{t}_{ext}": f"results/subencoder_{t}.{ext}" for t in SUBENC_TABLES for ext in ("csv", "md")},
+        **{f"{t}_{ext}": f"results/subencoder_{t}.{ext}" for t in SUBENC_TABLES if t != "table3"
+           for ext in ("csv", "md")},
     params:
         backbones=SUBENCODER["model"]["backbones"],
         baselines=SUBENCODER["evaluation"]["baselines"],
@@ -175,3 +178,30 @@ rule subencoder_eval_tables:
         "../envs/data.yaml"
     script:
         "../workflow/scripts/subencoder_eval_tables.py"
+
+
+rule subencoder_eval_csts:
+    # Table 3 (§4.2.2): LLM-picked condition words encoded in context, cosine, Spearman x 100.
+    input:
+        csts=lambda wc: SUBENC_CSTS["path"],
+        models=[f"models/subencoder/{b}_full/model.safetensors" for b in SUBENC_BACKBONES],
+    output:
+        csv="results/subencoder_table3.csv",
+        md="results/subencoder_table3.md",
+    params:
+        backbones=SUBENCODER["model"]["backbones"],
+        llm_models=lambda wc: SUBENC_CSTS["llm_models"],
+        batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
+    log:
+        "logs/subencoder/csts.log",
+    benchmark:
+        "benchmarks/rules/subencoder/csts.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_csts.py"

@@ -85,3 +85,34 @@ def test_predicted_queries_keep_only_jaccard_matches():
     assert rows == [0] and chosen == [Proposition("d1", 0, (0, 1, 2))]
     chosen, rows = predicted_queries(rs, segment, align, threshold=0.5)
     assert rows == [0, 1] and chosen[1].token_indices == (4, 5)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_csts_pipeline_on_a_small_fixture():
+    from scipy.stats import spearmanr
+
+    from multivec.subencoder.csts import csts_predictions, read_csts, spearman_x100, word_spans
+    from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+
+    # left to right: the second "red" is the second occurrence; a word absent from the sentence is skipped
+    assert word_spans("A red shirt and a red coat.", "red, red, coat, purple") == [[2, 5], [18, 21], [22, 26]]
+    rows = read_csts(FIXTURES / "csts_small.jsonl")
+    replies = {"The color of the clothing.": "red", "The activity.": "rides a bike, walks", "The sport.": "football",
+               "The number of people.": "Two children"}
+    prompts = []
+
+    def complete(prompt):  # a fake LLM: the condition decides the words
+        prompts.append(prompt)
+        return next(v for k, v in replies.items() if f"Condition: {k}" in prompt)
+
+    model = SubEncoder.from_backbone(SubEncoderConfig(encoder="tiny-random-bert", head="none"))
+    predictions, counts = csts_predictions(model, rows, complete)
+    assert len(predictions) == 4 and all(-1.0 <= p <= 1.0 for p in predictions)
+    assert counts["llm_calls"] == 8 == len(prompts)
+    assert counts["fallback_whole_sentence"] == 2  # "football" and "Two children" are absent from their side 2
+    labels = [r["label"] for r in rows]
+    assert spearman_x100(predictions, labels) == pytest.approx(100 * spearmanr(predictions, labels).statistic)
+    with pytest.raises(ValueError, match="Spearman"):
+        spearman_x100([0.1], [1])

@@ -1,8 +1,9 @@
-"""Tables 1, 4, 5 and 8 of the sub-sentence encoder paper (Chen et al. 2023), ours beside the paper's, as
+"""Tables 1, 3, 4, 5 and 8 of the sub-sentence encoder paper (Chen et al. 2023), ours beside the paper's, as
 CSV and Markdown. Our numbers come from the evaluation JSONs (``multivec.subencoder.evaluation``); the
 paper's live only in the ``paper_*`` columns, copied from the paper's text (``PAPER_*`` below).
 
 - Table 1 (§4.2.1): atomic-fact retrieval, P@1 and R@5/10/20 ×100, per encoder row.
+- Table 3 (§4.2.2): C-STS Spearman r ×100 (paper scale; ``multivec.subencoder.csts``).
 - Table 4 (§5.2): sentence- and document-level retrieval, P@1 and R@5.
 - Table 5 (§5.4): the SubEncoder with a reduced output dimension (64) against the full one, P@1 and R@5.
 - Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (Jaccard > 0.8 with a gold
@@ -32,6 +33,11 @@ PAPER_TABLE1: dict[str, tuple[float, float, float, float]] = {
     "SUBENCODER (SimCSE)": (41.64, 71.48, 78.22, 83.34),
     "SUBENCODER (ST5 base)": (40.97, 72.15, 79.30, 84.33),
     "SUBENCODER (GTR base)": (40.77, 72.90, 80.45, 85.81),
+}
+# Table 3 (C-STS): (LLM, SubEncoder backbone family) -> Spearman r x 100, GPT + SUBENCODER (0-shot) rows
+PAPER_TABLE3: dict[tuple[str, str], float] = {
+    ("gpt-3.5-turbo", "SimCSE"): 27.5, ("gpt-3.5-turbo", "GTR"): 31.9, ("gpt-3.5-turbo", "ST5"): 33.0,
+    ("gpt-4", "SimCSE"): 34.5, ("gpt-4", "GTR"): 36.9, ("gpt-4", "ST5"): 37.2,
 }
 # Table 4: Model -> (sentence P@1, sentence R@5, document P@1, document R@5)
 PAPER_TABLE4: dict[str, tuple[float, float, float, float]] = {
