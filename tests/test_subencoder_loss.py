@@ -53,3 +53,46 @@ def test_bad_input_is_refused():
         supcon_loss(torch.randn(2, 3), torch.tensor([0, 0]), 0.0)
     with pytest.raises(ValueError, match=r"\(N, d\)"):
         supcon_loss(torch.randn(3, 3), torch.tensor([0, 0]), 0.1)
+
+
+def _rank(rank: int, world: int, port: int, results) -> None:
+    import os
+
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        torch.manual_seed(0)
+        full = torch.randn(7, 4, dtype=torch.float64)
+        # rank 0 holds pairs with local labels 0, 1; rank 1 holds pairs 0 and a proposition of its own (3 rows)
+        rows = [slice(0, 4), slice(4, 7)][rank]
+        labels = [torch.tensor([0, 1, 0, 1]), torch.tensor([0, 0, 1])][rank]
+        mine = full[rows].clone().requires_grad_(True)
+        loss = distributed_supcon_loss(mine, labels, 0.1)
+        loss.backward()
+        results[rank] = (float(loss.detach()), mine.grad.clone())
+    finally:
+        dist.destroy_process_group()
+
+
+def test_ddp_gathers_embeddings_with_gradients_and_keeps_ranks_labels_apart():
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    manager = mp.Manager()
+    results = manager.dict()
+    mp.spawn(_rank, args=(2, port, results), nprocs=2, join=True)
+    torch.manual_seed(0)
+    full = torch.randn(7, 4, dtype=torch.float64).requires_grad_(True)
+    # one process over the whole batch: rank 1's labels shifted so they never meet rank 0's
+    expected = supcon_loss(full, torch.tensor([0, 1, 0, 1, 10, 10, 11]), 0.1)
+    expected.backward()
+    assert results[0][0] == pytest.approx(float(expected.detach())) == results[1][0]
+    # every rank back-propagates the same loss: each slice's gradient arrives summed over the 2 ranks, and
+    # DDP's averaging of parameter gradients then gives the one-process gradient
+    torch.testing.assert_close(torch.cat([results[0][1], results[1][1]]), 2 * full.grad)
