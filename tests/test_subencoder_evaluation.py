@@ -116,3 +116,52 @@ def test_csts_pipeline_on_a_small_fixture():
     assert spearman_x100(predictions, labels) == pytest.approx(100 * spearmanr(predictions, labels).statistic)
     with pytest.raises(ValueError, match="Spearman"):
         spearman_x100([0.1], [1])
+
+
+def test_malformed_propsegment_files_name_the_file_and_key(tmp_path):
+    import json
+
+    from multivec.io import MalformedInputError
+    from multivec.subencoder.propsegment import build_retrieval_set
+
+    cluster = {"cluster_id": "1", "source_dataset": "SOURCE_WIKI_CLUSTERS",
+               "documents": [{"document_id": "7", "sentences": [{"sentence_text": "Ada wrote.", "tokens": [
+                   {"text": "Ada", "character_offset_of_token_in_sentence": 0},
+                   {"text": "wrote", "character_offset_of_token_in_sentence": 4}]}]}]}
+    (tmp_path / "document_clusters.dev.json").write_text(json.dumps([cluster]))
+    (tmp_path / "propositions.dev.json").write_text(json.dumps([{"sentence_id": {"document_id": "7",
+                                                                                 "sentence_index": 0}}]))
+    with pytest.raises(MalformedInputError, match=r"propositions.dev.json: sentence \('7', 0\): key "
+                                                  r"'segmentation_responses' missing"):
+        build_retrieval_set(tmp_path)
+    cluster["documents"][0]["sentences"][0]["tokens"][1]["character_offset_of_token_in_sentence"] = 3
+    (tmp_path / "document_clusters.dev.json").write_text(json.dumps([cluster]))
+    with pytest.raises(MalformedInputError, match="document_clusters.dev.json: document 7 sentence 0: token 'wrote'"):
+        build_retrieval_set(tmp_path)
+
+
+def test_tables_put_the_papers_numbers_beside_ours(tmp_path):
+    from multivec.subencoder.tables import index_size_line, table1, table5, write_table
+
+    def result(p1, r5, dim):
+        return {"proposition": {"p@1": p1, "r@5": r5, "r@10": 60.0, "r@20": 70.0}, "dim": dim, "queries": 3,
+                "candidates": 9, "index": {"bytes_per_vector_fp32": 4 * dim}}
+
+    df = table1([{"row": "base", "kind": "base", "strategy": "mask_pooling", "paper_row": "MiniLM-L6-v2",
+                  "result": result(14.613, 48.3, 384)},
+                 {"row": "ours", "kind": "subencoder", "strategy": "mask_pooling", "paper_row": None,
+                  "result": result(30.0, 60.0, 384)}])
+    assert df.loc[0, "P@1"] == 14.61 and df.loc[0, "paper_P@1"] == 18.36 and df.loc[0, "paper_R@20"] == 51.62
+    assert df["paper_P@1"].isna().tolist() == [False, True]
+    t5 = table5([{"row": "full", "result": result(40.0, 70.0, 768), "paper_row": "SUBENCODER (ST5-Base)",
+                  "paper_dim": 768},
+                 {"row": "64", "result": result(39.0, 71.0, 64), "paper_row": "SUBENCODER (ST5-Base)",
+                  "paper_dim": 64}])
+    assert t5["delta_P@1"].tolist() == [0.0, -1.0] and t5["paper_P@1"].tolist() == [40.97, 40.45]
+    assert t5["bytes_per_vector"].tolist() == [3072, 256]
+    with pytest.raises(KeyError, match="not in the paper's table"):
+        table1([{"row": "x", "kind": "base", "strategy": "s", "paper_row": "GPT-5", "result": result(1, 1, 8)}])
+    line = index_size_line(4.2, 384, 64)
+    write_table(df, tmp_path / "t1.csv", tmp_path / "t1.md", "Table 1", [line])
+    text = (tmp_path / "t1.md").read_text()
+    assert "| base | base | mask_pooling | 384 | 14.61 |" in text and "1536 bytes" in text and "256 bytes at 64" in text
