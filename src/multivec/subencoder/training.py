@@ -64,7 +64,7 @@ class TokenizedSentences:
     input_ids: list[list[int]]
     masks: list[list[list[int]]]  # per sentence, per kept proposition
     labels: list[list[tuple[str, int]]]  # (pair_id, label) per kept proposition
-    pairs: list[list[int]]  # row indices grouped by pair_id (file order)
+    pairs: list[list[int]]  # row indices grouped by pair_id (file order), sentences with propositions only
     dropped_propositions: int
 
 
@@ -79,7 +79,10 @@ def tokenize_rows(model: SubEncoder, rows: Sequence[dict[str, Any]]) -> Tokenize
         labels.append([(row["pair_id"], row["propositions"][j]["label"]) for j in keep])
     groups: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
-        groups[row["pair_id"]].append(i)
+        if kept_masks[i]:  # a sentence left without propositions takes no part in any batch
+            groups[row["pair_id"]].append(i)
+    if not groups:
+        raise ValueError("no sentence has a proposition left after tokenisation (all truncated by max_tokens?)")
     return TokenizedSentences(encoded["input_ids"], kept_masks, labels, list(groups.values()), dropped)
 
 
