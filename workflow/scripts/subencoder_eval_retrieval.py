@@ -27,11 +27,13 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
         if snakemake.rule == "subencoder_eval_trained":
             result.update(evaluate(model, rs, batch_size=batch_size))
         else:
+            # App. A.3 alignment of a proposition's text to its sentence: (sentence, text) -> [[start, end], ...]
             from multivec.subencoder.alignment import align_proposition
             from multivec.subencoder.segmentation import get_segmenter
 
             segmenter = get_segmenter(snakemake.params.segmenter)
-            queries, rows = predicted_queries(rs, segmenter.segment, align_proposition,
+            segment = getattr(segmenter, "segment", segmenter)  # an object with .segment, or the function itself
+            queries, rows = predicted_queries(rs, segment, align_proposition,
                                               float(snakemake.params.match_jaccard))
             if not rows:
                 raise ValueError(f"segmenter {snakemake.params.segmenter!r}: no predicted proposition matches a gold "
