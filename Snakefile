@@ -29,9 +29,11 @@ include: "rules/nugget.smk"
 include: "rules/table2.smk"
 include: "rules/audit.smk"
 include: "rules/subencoder_data.smk"
+include: "rules/subencoder.smk"
 
 
 rule all:
     input:
         "results/table2.csv",
         "results/table1_tasks.csv",
+        expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),

@@ -1,0 +1,207 @@
+# Sub-sentence encoder (Chen et al. 2023): SubEncoder training (§3.2, App. B) on the data builders'
+# data/built/subencoder/{train,dev}.jsonl (rules/subencoder_data.smk), atomic-fact retrieval on
+# PropSegment dev (Tables 1, 4, 5; App. C.1 baselines), segmenter-predicted queries (Table 8).
+
+SUBENCODER = config["subencoder"]
+SUBENC_BACKBONES = {b["name"]: b for b in SUBENCODER["model"]["backbones"]}
+SUBENC_FIRST = SUBENCODER["model"]["backbones"][0]["name"]
+SUBENC_REDUCED = SUBENCODER["model"].get("reduced_dim")
+SUBENC_SEGMENTER = SUBENCODER["evaluation"].get("segmenter")
+PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
+                   for name in ("document_clusters", "propositions", "relationships")}
+SUBENC_CSTS = SUBENCODER["evaluation"].get("csts")  # Table 3, opt-in: C-STS must be fetched by the user
+SUBENC_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) + (["table8"] if SUBENC_SEGMENTER else []) \
+    + (["table3"] if SUBENC_CSTS else [])
+
+
+def subencoder_dim_name(dim):
+    return "full" if dim in (None, "full") else f"d{dim}"
+
+
+def subencoder_model_dir(backbone, dim="full"):
+    return f"models/subencoder/{backbone}_{subencoder_dim_name(dim)}"
+
+
+def subencoder_model_config(backbone, dim_name):
+    model = SUBENCODER["model"]
+    return {"encoder": SUBENC_BACKBONES[backbone]["encoder"], "head": "mlp", "mlp_hidden": model.get("mlp_hidden"),
+            "output_dim": model.get("output_dim") if dim_name == "full" else int(dim_name[1:]),
+            "max_tokens": model.get("max_tokens", 128)}
+
+
+def subencoder_train_config(backbone):
+    train = {k: v for k, v in SUBENCODER["train"].items() if k != "temperature"}
+    return {**train, "lr": SUBENC_BACKBONES[backbone]["lr"], "seed": config["seed"]}
+
+
+def subencoder_trained_results():
+    names = [f"subencoder_{b}_full" for b in SUBENC_BACKBONES]
+    if SUBENC_REDUCED:
+        names.append(f"subencoder_{SUBENC_FIRST}_d{SUBENC_REDUCED}")
+    return names
+
+
+def subencoder_table_inputs(wildcards):
+    base = [f"results/subencoder/retrieval/base_{b}_{s}.json" for b in SUBENC_BACKBONES
+            for s in SUBENCODER["evaluation"]["baselines"]]
+    trained = [f"results/subencoder/retrieval/{name}.json" for name in subencoder_trained_results()]
+    predicted = [f"results/subencoder/predicted/subencoder_{b}_full.json" for b in SUBENC_BACKBONES] \
+        if SUBENC_SEGMENTER else []
+    return {"base": base, "trained": trained, "predicted": predicted}
+
+
+rule subencoder_model_train:
+    input:
+        train="data/built/subencoder/train.jsonl",
+        dev="data/built/subencoder/dev.jsonl",
+    output:
+        weights="models/subencoder/{backbone}_{dim}/model.safetensors",
+        config="models/subencoder/{backbone}_{dim}/config.json",
+        summary="models/subencoder/{backbone}_{dim}/training_summary.json",
+        metrics="models/subencoder/{backbone}_{dim}/metrics.csv",
+    params:
+        model=lambda wc: subencoder_model_config(wc.backbone, wc.dim),
+        train=lambda wc: subencoder_train_config(wc.backbone),
+        temperature=SUBENCODER["train"]["temperature"],
+    log:
+        "logs/subencoder/train_{backbone}_{dim}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/train_{backbone}_{dim}.tsv"
+    wildcard_constraints:
+        backbone="[A-Za-z0-9_.-]+",
+        dim="full|d[0-9]+",
+    threads: rule_resources("train")["threads"]
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+        gpu=rule_resources("train").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_model_train.py"
+
+
+rule subencoder_eval_base:
+    # App. C.1: the untrained backbone with one of the baseline encodings.
+    input:
+        **PROPSEGMENT_DEV,
+    output:
+        "results/subencoder/retrieval/base_{backbone}_{strategy}.json",
+    params:
+        encoder=lambda wc: SUBENC_BACKBONES[wc.backbone]["encoder"],
+        max_tokens=SUBENCODER["model"].get("max_tokens", 128),
+        batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
+    log:
+        "logs/subencoder/eval_base_{backbone}_{strategy}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/eval_base_{backbone}_{strategy}.tsv"
+    wildcard_constraints:
+        strategy="mask_pooling|full_mask|token_subset",
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_retrieval.py"
+
+
+rule subencoder_eval_trained:
+    input:
+        **PROPSEGMENT_DEV,
+        model=lambda wc: f"models/subencoder/{wc.model}/model.safetensors",
+    output:
+        "results/subencoder/retrieval/subencoder_{model}.json",
+    params:
+        batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
+    log:
+        "logs/subencoder/eval_{model}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/eval_{model}.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_retrieval.py"
+
+
+rule subencoder_eval_predicted:
+    # Table 8: the segmenter's query propositions (Jaccard > match_jaccard with a gold one).
+    input:
+        **PROPSEGMENT_DEV,
+        model=lambda wc: f"models/subencoder/{wc.model}/model.safetensors",
+    output:
+        "results/subencoder/predicted/subencoder_{model}.json",
+    params:
+        batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
+        segmenter=SUBENC_SEGMENTER,
+        match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
+    log:
+        "logs/subencoder/eval_predicted_{model}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/eval_predicted_{model}.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_retrieval.py"
+
+
+rule subencoder_eval_tables:
+    input:
+        unpack(subencoder_table_inputs),
+    output:
+        **{f"{t}_{ext}": f"results/subencoder_{t}.{ext}" for t in SUBENC_TABLES if t != "table3"
+           for ext in ("csv", "md")},
+    params:
+        backbones=SUBENCODER["model"]["backbones"],
+        baselines=SUBENCODER["evaluation"]["baselines"],
+        reduced_dim=SUBENC_REDUCED,
+        paper_table5_row=SUBENCODER["model"].get("paper_table5_row"),
+        segmenter=SUBENC_SEGMENTER,
+        scale=config["scale"],
+    log:
+        "logs/subencoder/tables.log",
+    benchmark:
+        "benchmarks/rules/subencoder/tables.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_tables.py"
+
+
+rule subencoder_eval_csts:
+    # Table 3 (§4.2.2): LLM-picked condition words encoded in context, cosine, Spearman x 100.
+    input:
+        csts=lambda wc: SUBENC_CSTS["path"],
+        models=[f"models/subencoder/{b}_full/model.safetensors" for b in SUBENC_BACKBONES],
+    output:
+        csv="results/subencoder_table3.csv",
+        md="results/subencoder_table3.md",
+    params:
+        backbones=SUBENCODER["model"]["backbones"],
+        llm_models=lambda wc: SUBENC_CSTS["llm_models"],
+        batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
+    log:
+        "logs/subencoder/csts.log",
+    benchmark:
+        "benchmarks/rules/subencoder/csts.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_csts.py"

@@ -1,0 +1,65 @@
+"""Ranking metrics of the atomic-fact retrieval task (Chen et al. 2023, §4.2.1, Tables 1, 4, 5, 8):
+precision@1 (the top-1 result is gold) and recall@k = |gold ∩ top-k| / |gold|, averaged over queries,
+×100. Units may be propositions (Table 1) or the sentences/documents that hold them (Table 4: a unit's
+score is the max over its propositions, the top k UNIQUE units are returned). The query itself is removed
+from its own ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+KS = (5, 10, 20)
+
+
+def rank_units(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_units: int,
+               exclude: int | Sequence[int] | None, top: int) -> list[int]:
+    """The ``top`` best units for one query. ``scores``: (C,) over candidate propositions; ``unit_of[c]``: the
+    unit of candidate c (identity for proposition retrieval); candidate(s) ``exclude`` (the query) are left out.
+    A unit's score is the max over its candidates; ties go to the lower unit index."""
+    scores = scores.clone().float()
+    if exclude is not None:
+        scores[torch.as_tensor(exclude, dtype=torch.long)] = float("-inf")
+    units = torch.as_tensor(unit_of, dtype=torch.long)
+    best = torch.full((n_units,), float("-inf"))
+    best.scatter_reduce_(0, units, scores, reduce="amax")
+    present = torch.zeros(n_units, dtype=torch.bool)
+    present[units[torch.isfinite(scores)]] = True
+    best[~present] = float("-inf")
+    order = torch.argsort(-best, stable=True)
+    return [int(u) for u in order[:min(top, int(present.sum()))]]
+
+
+def query_metrics(ranking: Sequence[int], gold: set[int], ks: Sequence[int] = KS) -> dict[str, float]:
+    """P@1 and R@k (fractions) of one ranking against its gold set."""
+    if not gold:
+        raise ValueError("a query without gold units cannot be scored")
+    out = {"p@1": float(bool(ranking) and ranking[0] in gold)}
+    for k in ks:
+        out[f"r@{k}"] = len(gold & set(ranking[:k])) / len(gold)
+    return out
+
+
+def retrieval_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor, gold: Sequence[set[int]],
+                      query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
+                      n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, float]:
+    """Mean P@1 and R@k ×100 over queries, ranking by cosine similarity. ``gold`` holds unit indices;
+    ``query_index[q]``: the candidate(s) left out of query q's ranking (itself; None: none)."""
+    if len(gold) != query_vectors.shape[0] or len(query_index) != query_vectors.shape[0]:
+        raise ValueError(f"{query_vectors.shape[0]} queries but {len(gold)} gold sets and "
+                         f"{len(query_index)} query indices")
+    if not len(gold):
+        raise ValueError("no queries to score")
+    unit_of = list(range(candidate_vectors.shape[0])) if unit_of is None else list(unit_of)
+    n_units = candidate_vectors.shape[0] if n_units is None else n_units
+    q = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
+    c = torch.nn.functional.normalize(candidate_vectors.float(), dim=-1)
+    scores = q @ c.T
+    totals: dict[str, float] = {}
+    for row, (gold_set, own) in enumerate(zip(gold, query_index)):
+        ranking = rank_units(scores[row], unit_of, n_units, own, max(ks))
+        for name, value in query_metrics(ranking, gold_set, ks).items():
+            totals[name] = totals.get(name, 0.0) + value
+    return {name: 100 * value / len(gold) for name, value in totals.items()}

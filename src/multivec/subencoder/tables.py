@@ -1,0 +1,163 @@
+"""Tables 1, 3, 4, 5 and 8 of the sub-sentence encoder paper (Chen et al. 2023), ours beside the paper's, as
+CSV and Markdown. Our numbers come from the evaluation JSONs (``multivec.subencoder.evaluation``); the
+paper's live only in the ``paper_*`` columns, copied from the paper's text (``PAPER_*`` below).
+
+- Table 1 (§4.2.1): atomic-fact retrieval, P@1 and R@5/10/20 ×100, per encoder row.
+- Table 3 (§4.2.2): C-STS Spearman r ×100 (paper scale; ``multivec.subencoder.csts``).
+- Table 4 (§5.2): sentence- and document-level retrieval, P@1 and R@5.
+- Table 5 (§5.4): the SubEncoder with a reduced output dimension (64) against the full one, P@1 and R@5.
+- Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (Jaccard > 0.8 with a gold
+  one) against the same queries' gold propositions.
+Each Markdown file ends with an index-size line: vectors per sentence and bytes per vector (float32) at
+the full and the reduced dimension.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+PAPER_SOURCE = "Chen et al. 2023, Sub-Sentence Encoder: Contrastive Learning of Propositional Semantic Representations, Tables 1, 4, 5 and 8 (text in shared/papers)"
+
+# Table 1: System -> (P@1, R@5, R@10, R@20)
+PAPER_TABLE1: dict[str, tuple[float, float, float, float]] = {
+    "MiniLM-L6-v2": (18.36, 37.28, 44.87, 51.62),
+    "DistilRoberta": (16.59, 33.65, 40.82, 46.79),
+    "SimCSE (unsupervised)": (8.90, 45.13, 69.47, 84.29),
+    "SimCSE (supervised)": (16.53, 57.83, 77.28, 87.89),
+    "GTR base": (21.90, 52.50, 65.54, 75.69),
+    "ST5 base": (26.16, 57.65, 69.00, 78.58),
+    "SUBENCODER (SimCSE)": (41.64, 71.48, 78.22, 83.34),
+    "SUBENCODER (ST5 base)": (40.97, 72.15, 79.30, 84.33),
+    "SUBENCODER (GTR base)": (40.77, 72.90, 80.45, 85.81),
+}
+# Table 3 (C-STS): (LLM, SubEncoder backbone family) -> Spearman r x 100, GPT + SUBENCODER (0-shot) rows
+PAPER_TABLE3: dict[tuple[str, str], float] = {
+    ("gpt-3.5-turbo", "SimCSE"): 27.5, ("gpt-3.5-turbo", "GTR"): 31.9, ("gpt-3.5-turbo", "ST5"): 33.0,
+    ("gpt-4", "SimCSE"): 34.5, ("gpt-4", "GTR"): 36.9, ("gpt-4", "ST5"): 37.2,
+}
+# Table 4: Model -> (sentence P@1, sentence R@5, document P@1, document R@5)
+PAPER_TABLE4: dict[str, tuple[float, float, float, float]] = {
+    "GTR base": (49.35, 77.01, 51.93, 81.97),
+    "Sentence-T5 base": (50.59, 79.37, 45.27, 77.10),
+    "SUBENCODER (GTR)": (42.94, 82.27, 45.04, 90.13),
+    "SUBENCODER (ST5)": (43.49, 81.44, 45.93, 89.19),
+}
+# Table 5: (Model, Dim.) -> (P@1, R@5)
+PAPER_TABLE5: dict[tuple[str, int], tuple[float, float]] = {
+    ("SUBENCODER (ST5-Large)", 1024): (42.61, 72.93),
+    ("SUBENCODER (ST5-Large)", 64): (42.10, 70.17),
+    ("SUBENCODER (ST5-Base)", 768): (40.97, 72.15),
+    ("SUBENCODER (ST5-Base)", 64): (40.45, 71.62),
+}
+# Table 8: Base Model -> (P@1 gold, P@1 predicted, R@5 gold, R@5 predicted); the paper's third row says
+# "ST5 base" twice; its numbers are those of SUBENCODER (SimCSE) in Table 1, so we list it as SimCSE.
+PAPER_TABLE8: dict[str, tuple[float, float, float, float]] = {
+    "GTR base": (40.77, 38.39, 72.90, 71.47),
+    "ST5 base": (40.97, 38.14, 72.15, 70.94),
+    "SimCSE": (41.64, 37.28, 71.48, 69.32),
+}
+
+
+def _paper(table: dict, key: Any, n: int) -> tuple:
+    if key in (None, ""):
+        return (None,) * n
+    if key not in table:
+        raise KeyError(f"paper row {key!r} is not in the paper's table; known: {sorted(map(str, table))}")
+    return table[key]
+
+
+def _round(value):
+    return None if value is None else round(float(value), 2)
+
+
+def table1(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``rows``: ``{"row", "kind", "strategy", "paper_row", "result"}`` with ``result`` an evaluation JSON."""
+    records = []
+    for row in rows:
+        prop, paper = row["result"]["proposition"], _paper(PAPER_TABLE1, row.get("paper_row"), 4)
+        records.append({"row": row["row"], "kind": row["kind"], "encoding": row["strategy"],
+                        "dim": row["result"]["dim"], "P@1": _round(prop["p@1"]), "R@5": _round(prop["r@5"]),
+                        "R@10": _round(prop["r@10"]), "R@20": _round(prop["r@20"]),
+                        "paper_row": row.get("paper_row") or "", "paper_P@1": paper[0], "paper_R@5": paper[1],
+                        "paper_R@10": paper[2], "paper_R@20": paper[3], "queries": row["result"]["queries"],
+                        "candidates": row["result"]["candidates"]})
+    return pd.DataFrame.from_records(records)
+
+
+def table4(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    records = []
+    for row in rows:
+        res, paper = row["result"], _paper(PAPER_TABLE4, row.get("paper_row"), 4)
+        records.append({"row": row["row"], "kind": row["kind"], "encoding": row["strategy"],
+                        "sentence_P@1": _round(res["sentence"]["p@1"]), "sentence_R@5": _round(res["sentence"]["r@5"]),
+                        "document_P@1": _round(res["document"]["p@1"]), "document_R@5": _round(res["document"]["r@5"]),
+                        "paper_row": row.get("paper_row") or "", "paper_sentence_P@1": paper[0],
+                        "paper_sentence_R@5": paper[1], "paper_document_P@1": paper[2],
+                        "paper_document_R@5": paper[3], "sentences": res["sentence_units"],
+                        "documents": res["document_units"]})
+    return pd.DataFrame.from_records(records)
+
+
+def table5(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``rows``: the full-dimension SubEncoder first, then its reduced-dimension variant(s)."""
+    records, full = [], None
+    for row in rows:
+        res = row["result"]
+        paper = _paper(PAPER_TABLE5, (row["paper_row"], row["paper_dim"]) if row.get("paper_row") else None, 2)
+        p1, r5 = res["proposition"]["p@1"], res["proposition"]["r@5"]
+        if full is None:
+            full = (p1, r5)
+        records.append({"row": row["row"], "dim": res["dim"], "P@1": _round(p1), "R@5": _round(r5),
+                        "delta_P@1": _round(p1 - full[0]), "delta_R@5": _round(r5 - full[1]),
+                        "bytes_per_vector": res["index"]["bytes_per_vector_fp32"],
+                        "paper_row": row.get("paper_row") or "", "paper_dim": row.get("paper_dim"),
+                        "paper_P@1": paper[0], "paper_R@5": paper[1]})
+    return pd.DataFrame.from_records(records)
+
+
+def table8(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``rows``: ``{"row", "segmenter", "paper_row", "gold": evaluation JSON, "predicted": evaluation JSON}``;
+    both JSONs over the same matched queries."""
+    records = []
+    for row in rows:
+        gold, pred = row["gold"]["proposition"], row["predicted"]["proposition"]
+        paper = _paper(PAPER_TABLE8, row.get("paper_row"), 4)
+        records.append({"row": row["row"], "segmenter": row["segmenter"], "P@1_gold": _round(gold["p@1"]),
+                        "P@1_predicted": _round(pred["p@1"]), "R@5_gold": _round(gold["r@5"]),
+                        "R@5_predicted": _round(pred["r@5"]), "matched_queries": row["predicted"]["queries"],
+                        "all_queries": row.get("all_queries"), "paper_row": row.get("paper_row") or "",
+                        "paper_P@1_gold": paper[0], "paper_P@1_predicted": paper[1], "paper_R@5_gold": paper[2],
+                        "paper_R@5_predicted": paper[3]})
+    return pd.DataFrame.from_records(records)
+
+
+def index_size_line(vectors_per_sentence: float, full_dim: int, reduced_dim: int | None) -> str:
+    parts = [f"Index size: {vectors_per_sentence:.2f} vectors per sentence (one per proposition); "
+             f"{4 * full_dim} bytes per float32 vector at {full_dim} dims"]
+    if reduced_dim:
+        parts.append(f", {4 * reduced_dim} bytes at {reduced_dim} dims")
+    return "".join(parts) + "."
+
+
+def markdown(df: pd.DataFrame, title: str, notes: Sequence[str]) -> str:
+    def cell(value) -> str:
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return ""
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    lines = [f"# {title}", "", "| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    for record in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in record) + " |")
+    lines += ["", *[f"{note}" for note in notes], "", f"Paper columns: {PAPER_SOURCE}."]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, title: str,
+                notes: Sequence[str]) -> None:
+    Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(csv_path, index=False)
+    Path(md_path).write_text(markdown(df, title, notes))

@@ -1,0 +1,47 @@
+# Atomic-fact retrieval on PropSegment dev with one encoder: an untrained backbone with an App. C.1
+# encoding (rule subencoder_eval_base), a trained SubEncoder (subencoder_eval_trained) or a trained
+# SubEncoder with segmenter-predicted queries (subencoder_eval_predicted, Table 8).
+import os
+import time
+
+from multivec.io import write_json
+from multivec.subencoder.evaluation import evaluate, predicted_queries
+from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+from multivec.subencoder.retrieval_set import build_retrieval_set
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
+    rs = build_retrieval_set(os.path.dirname(snakemake.input.relationships))
+    log.info("retrieval set: %s", rs.counts)
+    batch_size = int(snakemake.params.batch_size)
+    started = time.perf_counter()
+    if snakemake.rule == "subencoder_eval_base":
+        strategy = snakemake.wildcards.strategy
+        model = SubEncoder.from_backbone(SubEncoderConfig(encoder=snakemake.params.encoder, head="none",
+                                                          max_tokens=int(snakemake.params.max_tokens)))
+        result = evaluate(model, rs, strategy=strategy, batch_size=batch_size)
+        result.update(kind="base", encoder=snakemake.params.encoder, strategy=strategy)
+    else:
+        model = SubEncoder.load(os.path.dirname(snakemake.input.model))
+        result = {"kind": "subencoder", "model": os.path.dirname(snakemake.input.model), "strategy": "mask_pooling"}
+        if snakemake.rule == "subencoder_eval_trained":
+            result.update(evaluate(model, rs, batch_size=batch_size))
+        else:
+            # App. A.3 alignment of a proposition's text to its sentence: (sentence, text) -> [[start, end], ...]
+            from multivec.subencoder.alignment import align_proposition
+            from multivec.subencoder.segmentation import get_segmenter
+
+            segmenter = get_segmenter(snakemake.params.segmenter)
+            segment = getattr(segmenter, "segment", segmenter)  # an object with .segment, or the function itself
+            queries, rows = predicted_queries(rs, segment, align_proposition,
+                                              float(snakemake.params.match_jaccard))
+            if not rows:
+                raise ValueError(f"segmenter {snakemake.params.segmenter!r}: no predicted proposition matches a gold "
+                                 f"query at Jaccard > {snakemake.params.match_jaccard}")
+            result.update(segmenter=snakemake.params.segmenter, all_queries=len(rs.queries),
+                          gold=evaluate(model, rs, batch_size=batch_size, query_rows=rows),
+                          predicted=evaluate(model, rs, batch_size=batch_size, queries=queries, query_rows=rows))
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    write_json(snakemake.output[0], result)
+    shown = result.get("proposition") or result["predicted"]["proposition"]
+    log.info("%s: %s", snakemake.output[0], {k: round(v, 2) for k, v in shown.items()})

@@ -1,0 +1,12 @@
+import os
+
+from multivec.subencoder.model import SubEncoderConfig
+from multivec.subencoder.training import train
+from multivec.training.engine import TrainConfig
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
+    summary = train(SubEncoderConfig.from_dict(snakemake.params.model), TrainConfig.from_dict(snakemake.params.train),
+                    snakemake.input.train, snakemake.input.dev, os.path.dirname(snakemake.output.weights),
+                    temperature=float(snakemake.params.temperature))
+    log.info("training summary: %s", summary)
