@@ -28,6 +28,7 @@ include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/table2.smk"
 include: "rules/audit.smk"
+include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
 include: "rules/subencoder.smk"
 

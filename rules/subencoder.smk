@@ -2,54 +2,6 @@
 # data/built/subencoder/{train,dev}.jsonl (rules/subencoder_data.smk), atomic-fact retrieval on
 # PropSegment dev (Tables 1, 4, 5; App. C.1 baselines), segmenter-predicted queries (Table 8).
 
-SUBENCODER = config["subencoder"]
-SUBENC_BACKBONES = {b["name"]: b for b in SUBENCODER["model"]["backbones"]}
-SUBENC_FIRST = SUBENCODER["model"]["backbones"][0]["name"]
-SUBENC_REDUCED = SUBENCODER["model"].get("reduced_dim")
-SUBENC_SEGMENTER = SUBENCODER["evaluation"].get("segmenter")
-PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
-                   for name in ("document_clusters", "propositions", "relationships")}
-SUBENC_CSTS = SUBENCODER["evaluation"].get("csts")  # Table 3, opt-in: C-STS must be fetched by the user
-SUBENC_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) + (["table8"] if SUBENC_SEGMENTER else []) \
-    + (["table3"] if SUBENC_CSTS else [])
-
-
-def subencoder_dim_name(dim):
-    return "full" if dim in (None, "full") else f"d{dim}"
-
-
-def subencoder_model_dir(backbone, dim="full"):
-    return f"models/subencoder/{backbone}_{subencoder_dim_name(dim)}"
-
-
-def subencoder_model_config(backbone, dim_name):
-    model = SUBENCODER["model"]
-    return {"encoder": SUBENC_BACKBONES[backbone]["encoder"], "head": "mlp", "mlp_hidden": model.get("mlp_hidden"),
-            "output_dim": model.get("output_dim") if dim_name == "full" else int(dim_name[1:]),
-            "max_tokens": model.get("max_tokens", 128)}
-
-
-def subencoder_train_config(backbone):
-    train = {k: v for k, v in SUBENCODER["train"].items() if k != "temperature"}
-    return {**train, "lr": SUBENC_BACKBONES[backbone]["lr"], "seed": config["seed"]}
-
-
-def subencoder_trained_results():
-    names = [f"subencoder_{b}_full" for b in SUBENC_BACKBONES]
-    if SUBENC_REDUCED:
-        names.append(f"subencoder_{SUBENC_FIRST}_d{SUBENC_REDUCED}")
-    return names
-
-
-def subencoder_table_inputs(wildcards):
-    base = [f"results/subencoder/retrieval/base_{b}_{s}.json" for b in SUBENC_BACKBONES
-            for s in SUBENCODER["evaluation"]["baselines"]]
-    trained = [f"results/subencoder/retrieval/{name}.json" for name in subencoder_trained_results()]
-    predicted = [f"results/subencoder/predicted/subencoder_{b}_full.json" for b in SUBENC_BACKBONES] \
-        if SUBENC_SEGMENTER else []
-    return {"base": base, "trained": trained, "predicted": predicted}
-
-
 rule subencoder_model_train:
     input:
         train="data/built/subencoder/train.jsonl",

@@ -1,37 +1,6 @@
 # Sub-sentence encoder (Chen et al. 2023): training data construction (§3.3, App. A) and
 # Table 7 (segmentation quality against PropSegment). The library (src/multivec/subencoder)
 # does the work; this file only names files.
-SUBDATA = config["subencoder"]["data"]
-SUBSEG = config["subencoder"]["segmenter"]
-SUBENCODER_DATA_DIR = "data/built/subencoder"
-SEGMENTER_MODEL = "models/subencoder_segmenter"
-PROPSEGMENT_FILE = lambda name: raw("propsegment", f"v1/{name}")
-
-
-def subencoder_pairs_input(wildcards):
-    if SUBDATA["pairs_source"] == "propsegment_test":
-        # TEST clusters only: dev is where the retrieval tables are evaluated.
-        return PROPSEGMENT_FILE("document_clusters.test.json")
-    return raw("zhou2022_pairs", "pairs.jsonl")
-
-
-def subencoder_segments_inputs(wildcards):
-    inputs = {"pairs": f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl"}
-    if SUBSEG["kind"] == "seq2seq":  # paper: the LLM's seed share, the distilled model for the rest
-        inputs["seed"] = f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl"
-        inputs["segmenter_model"] = SEGMENTER_MODEL
-    return inputs
-
-
-def subencoder_table7_inputs(wildcards):
-    inputs = {}
-    for split in SUBSEG["table7_splits"]:
-        inputs[f"clusters_{split}"] = PROPSEGMENT_FILE(f"document_clusters.{split}.json")
-        inputs[f"propositions_{split}"] = PROPSEGMENT_FILE(f"propositions.{split}.json")
-    if "seq2seq" in SUBSEG["table7"]:
-        inputs["segmenter_model"] = SEGMENTER_MODEL
-    return inputs
-
 
 rule subencoder_data_pairs:
     # Unlabelled sentence pairs from comparable text.
