@@ -93,6 +93,8 @@ rule subencoder_eval_predicted:
     params:
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
         segmenter=SUBENC_SEGMENTER,
+        segmenter_settings=SUBENCODER["segmenter"],
+        llm=SUBENCODER["llm"],
         match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
     log:
         "logs/subencoder/eval_predicted_{model}.log",
@@ -143,6 +145,7 @@ rule subencoder_eval_csts:
     params:
         backbones=SUBENCODER["model"]["backbones"],
         llm_models=lambda wc: SUBENC_CSTS["llm_models"],
+        llm=SUBENCODER["llm"],
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
     log:
         "logs/subencoder/csts.log",

@@ -9,7 +9,7 @@ from multivec.subencoder.tables import PAPER_TABLE3, markdown
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
-    from multivec.subencoder.llm import get_client  # the data builders' cached chat client (App. A.1)
+    from multivec.subencoder.llm_client import client_from_config  # the cached chat client (App. A.1)
 
     rows = read_csts(snakemake.input.csts)
     labels = [r["label"] for r in rows]
@@ -17,7 +17,7 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     for backbone, weights in zip(snakemake.params.backbones, snakemake.input.models):
         model = SubEncoder.load(os.path.dirname(weights))
         for llm in snakemake.params.llm_models:
-            predictions, counts = csts_predictions(model, rows, get_client(llm).complete,
+            predictions, counts = csts_predictions(model, rows, client_from_config({**snakemake.params.llm, "model": llm}).complete,
                                                    int(snakemake.params.batch_size))
             family = next((k for k in ("SimCSE", "GTR", "ST5") if k.lower() in backbone["encoder"].lower()
                            or k.lower() in backbone["name"].lower()), None)

@@ -27,13 +27,19 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
         if snakemake.rule == "subencoder_eval_trained":
             result.update(evaluate(model, rs, batch_size=batch_size))
         else:
-            # App. A.3 alignment of a proposition's text to its sentence: (sentence, text) -> [[start, end], ...]
-            from multivec.subencoder.alignment import align_proposition
-            from multivec.subencoder.segmentation import get_segmenter
+            # App. A.3 alignment of each predicted proposition's text to its sentence (char spans).
+            from multivec.subencoder.alignment import align_pair
+            from multivec.subencoder.segmentation import segmenter_from_config
 
-            segmenter = get_segmenter(snakemake.params.segmenter)
-            segment = getattr(segmenter, "segment", segmenter)  # an object with .segment, or the function itself
-            queries, rows = predicted_queries(rs, segment, align_proposition,
+            segmenter = segmenter_from_config(snakemake.params.segmenter, snakemake.params.segmenter_settings,
+                                              snakemake.params.llm)
+            log.info("Table 8 segmenter: %s%s", segmenter.name, " (demo stand-in)" if segmenter.stand_in else "")
+
+            def segment(sentences):
+                # A failed generation (None) predicts no proposition for that sentence.
+                return [claims or [] for claims in segmenter.segment(sentences)]
+
+            queries, rows = predicted_queries(rs, segment, align_pair,
                                               float(snakemake.params.match_jaccard))
             if not rows:
                 raise ValueError(f"segmenter {snakemake.params.segmenter!r}: no predicted proposition matches a gold "
