@@ -185,6 +185,10 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "rule log": lambda p: p.write_text("2026-01-01 00:00:00 INFO multivec.rule: done in 1.0 s\n", encoding="utf-8"),
     "snakemake benchmark": _benchmark,
     "snakemake benchmarks folder": _benchmarks_folder,
+    "distill embeddings": lambda p: __import__("multivec.distill.embeddings", fromlist=["x"]).write_embeddings(
+        p, ["d0"], np.ones((1, 3)), {"model": "m"}),
+    "distill evaluation task": lambda p: (p.mkdir(parents=True), write_jsonl(p / "labels.jsonl",
+                                                                             [{"id": "d0", "label": 1}])),
 }
 
 
