@@ -245,6 +245,20 @@ _register(Source(
 ))
 
 
+_register(Source(
+    name="imdb",
+    description="IMDB large movie review dataset v1.0 (Maas et al. 2011): 25k train / 25k test reviews labelled "
+                "positive or negative; the distillation thesis's sentiment task (Burian 2023, §5.1.1).",
+    files={
+        "aclImdb_v1.tar.gz": RemoteFile("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+                                        "imdb/aclImdb_v1.tar.gz"),
+    },
+    licence="research use (as distributed by Stanford AI Lab)",
+    homepage="https://ai.stanford.edu/~amaas/data/sentiment/",
+    note="sha256 unknown: not verifiable here (no network beyond PyPI, not in the mirror). Paper scale only; "
+         "the evaluation head on it is not implemented yet.",
+))
+
 class UnknownSourceError(LookupError):
     """A source or file name that the registry does not have; the message lists what it has."""
 
