@@ -146,7 +146,7 @@ def test_smoke_teachers_table_end_to_end(tmp_path, mirror):
         assert shown.returncode == 0 and shown.stdout.strip(), (artifact, shown.stderr)
     # Paragraph Vector reruns give the same bytes (fixed seed and PYTHONHASHSEED in the rule).
     before = (work / "data/embeddings/distill/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
-    again = subprocess.run([SNAKEMAKE, *args[:-1], "--forcerun", "paragraph_vector", "results/distill_teachers.csv"],
+    again = subprocess.run([SNAKEMAKE, *args, "--forcerun", "paragraph_vector"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
     after = (work / "data/embeddings/distill/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
