@@ -76,7 +76,7 @@ rule structural_teacher_embeddings:
         documents=lambda wc: distill_documents(wc.split),
         model=lambda wc: [MPNET_MODEL] if wc.model in ("mpnet", "all-mpnet-base-v2") else [],
     output:
-        folder=directory("data/embeddings/distill/sbert_{model}/{split}"),
+        folder=directory("data/distill/teachers/sbert_{model}/{split}"),
     params:
         settings=DISTILL["structural_teacher"],
     wildcard_constraints:

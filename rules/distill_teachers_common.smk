@@ -27,7 +27,7 @@ def distill_documents(split):
 
 def distill_teacher_dir(kind, name, split):
     """Embeddings folder of a teacher on a document set: kind 'sbert' (model name) or 'pv' (variant)."""
-    return f"data/embeddings/distill/{kind}_{name}/{split}"
+    return f"data/distill/teachers/{kind}_{name}/{split}"
 
 
 # The teachers the student learns from (config distill.structural_teacher.teacher / contextual_teacher.teacher).

@@ -61,11 +61,13 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
     write_embeddings(tmp_path / "e", list(vectors), np.array(list(vectors.values()), float), {})
     got = evaluate_embeddings("pi", tmp_path / "e", {"task": str(gold)})
     assert got == {"pi_mrr": pytest.approx(100 * (1 + 0.5) / 2)}
+    # The documents file eval_pi.jsonl names the same gold folder beside it.
+    assert evaluate_embeddings("pi", tmp_path / "e", {"documents": str(tmp_path / "eval_pi.jsonl")}) == got
 
 
 def test_bad_task_or_files_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown distillation evaluation task 'imdb'"):
         evaluate_embeddings("imdb", tmp_path, {"task": str(tmp_path)})
-    with pytest.raises(KeyError, match="needs key 'task'"):
+    with pytest.raises(KeyError, match="needs key 'task'.*or 'documents'"):
         evaluate_embeddings("lee", tmp_path, {})
     assert task_files("rr") == {"task": "data/built/distill/eval_rr"}

@@ -139,15 +139,15 @@ def test_smoke_teachers_table_end_to_end(tmp_path, mirror):
     # The real (untrained) MiniLM beats two-epoch Paragraph Vectors on Lee similarity.
     assert table.loc[0, "lee_pearson"] > table.loc[1:, "lee_pearson"].max()
     assert (work / "results/distill_teachers.md").read_text().count("|") > 20
-    for artifact in ["data/embeddings/distill/sbert_minilm/eval_lee", "data/built/distill/eval_polarity",
+    for artifact in ["data/distill/teachers/sbert_minilm/eval_lee", "data/built/distill/eval_polarity",
                      "data/built/distill/eval_lee", "data/built/distill/train.jsonl"]:
         shown = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(work / artifact)],
                                capture_output=True, text=True, env=dict(env, PYTHONPATH=str(work / "src")))
         assert shown.returncode == 0 and shown.stdout.strip(), (artifact, shown.stderr)
     # Paragraph Vector reruns give the same bytes (fixed seed and PYTHONHASHSEED in the rule).
-    before = (work / "data/embeddings/distill/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
+    before = (work / "data/distill/teachers/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
     again = subprocess.run([SNAKEMAKE, *args, "--forcerun", "paragraph_vector"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
-    after = (work / "data/embeddings/distill/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
+    after = (work / "data/distill/teachers/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
     assert before == after

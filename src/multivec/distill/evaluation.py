@@ -10,7 +10,8 @@
   scoring as Table 2).
 
 ``evaluate_embeddings(task_name, embeddings_folder, task_files)`` takes ``task_files =
-{"task": <gold folder>}`` (``task_files(task)`` gives the DAG's paths) and returns named floats.
+{"task": <gold folder>}`` (``task_files(task)`` gives the DAG's paths) or ``{"documents":
+<eval_<task>.jsonl>}`` (the gold folder is beside it, without ``.jsonl``) and returns named floats.
 The thesis's paper-scale head (Linear-50-ReLU-Dropout-Linear on IMDB) is not part of the demo.
 """
 
@@ -85,9 +86,13 @@ def evaluate_embeddings(task_name: str, embeddings_folder: str | os.PathLike,
 
     if task_name not in TASKS:
         raise ValueError(f"unknown distillation evaluation task {task_name!r}; known: {', '.join(TASKS)}")
-    if "task" not in task_files:
-        raise KeyError(f"task_files for {task_name!r} needs key 'task' (the gold folder), got {sorted(task_files)}")
-    gold = Path(task_files["task"])
+    if "task" in task_files:
+        gold = Path(task_files["task"])
+    elif str(task_files.get("documents", "")).endswith(".jsonl"):  # eval_<task>.jsonl -> its gold folder eval_<task>/
+        gold = Path(str(task_files["documents"])[:-len(".jsonl")])
+    else:
+        raise KeyError(f"task_files for {task_name!r} needs key 'task' (the gold folder) or 'documents' "
+                       f"(eval_<task>.jsonl beside it), got {sorted(task_files)}")
     if task_name == "lee":
         ratings = read_lee_similarities(gold / "similarities.txt")
         vectors = vectors_for(embeddings_folder, [f"lee_{n:02d}" for n in range(len(ratings))])

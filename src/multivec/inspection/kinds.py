@@ -55,7 +55,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/distill/eval_pi", "ranking task", "PI cut to the distillation's queries"),
     ArtifactKind("data/built/distill/eval_rr", "ranking task", "RR cut to the distillation's queries"),
     ArtifactKind("data/built/distill/eval_*", "distill evaluation task", "Lee ratings or polarity labels"),
-    ArtifactKind("data/embeddings/distill/*/*", "distill embeddings", "one teacher's vectors of one document set"),
+    ArtifactKind("data/distill/teachers/*/*", "distill embeddings", "one teacher's vectors of one document set"),
     ArtifactKind("results/distill_teachers.csv", "csv table", "every teacher on every demo distillation task"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),
