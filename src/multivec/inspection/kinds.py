@@ -58,6 +58,13 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
     ArtifactKind("data/frozen_bottom/*", "frozen bottom states", "a task's shared frozen-bottom token states"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
+    # distillation teachers (rules/distill_teachers.smk)
+    ArtifactKind("data/built/distill/*.jsonl", "jsonl", "distillation documents {id, text} (train, eval_<task>)"),
+    ArtifactKind("data/built/distill/eval_pi", "ranking task", "PI cut to the distillation's queries"),
+    ArtifactKind("data/built/distill/eval_rr", "ranking task", "RR cut to the distillation's queries"),
+    ArtifactKind("data/built/distill/eval_*", "distill evaluation task", "Lee ratings or polarity labels"),
+    ArtifactKind("data/distill/teachers/*/*", "distill embeddings", "one teacher's vectors of one document set"),
+    ArtifactKind("results/distill_teachers.csv", "csv table", "every teacher on every demo distillation task"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),
     ArtifactKind("models/**/model.safetensors", "safetensors", "a model's weights"),

@@ -41,6 +41,7 @@ INSPECTOR_MODULES = (
     "multivec.evaluation.inspector",
     "multivec.workflow_inspector",
     "multivec.subencoder.inspector",
+    "multivec.distill.inspector",
 )
 
 

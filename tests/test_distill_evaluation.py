@@ -1,0 +1,73 @@
+"""Demo evaluation of document embeddings (multivec.distill.evaluation) against direct computations."""
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr, spearmanr
+
+from multivec.distill.documents import LEE_SIZE
+from multivec.distill.embeddings import write_embeddings
+from multivec.distill.evaluation import evaluate_embeddings, lee_correlations, polarity_accuracy, task_files
+from multivec.io import write_docs_tsv, write_jsonl
+
+
+def _lee_gold(folder, ratings):
+    folder.mkdir(parents=True)
+    (folder / "similarities.txt").write_text("\n".join("\t".join(f"{x:.6f}" for x in row) for row in ratings) + "\n")
+
+
+def test_lee_correlations_match_a_direct_computation(tmp_path):
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(LEE_SIZE, 8))
+    ratings = rng.uniform(size=(LEE_SIZE, LEE_SIZE))
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    pairs = [(i, j) for i in range(LEE_SIZE) for j in range(i + 1, LEE_SIZE)]
+    cosines = [float(unit[i] @ unit[j]) for i, j in pairs]
+    human = [ratings[i, j] for i, j in pairs]
+    expected = {"lee_pearson": pearsonr(cosines, human)[0], "lee_spearman": spearmanr(cosines, human)[0]}
+    assert lee_correlations(vectors, ratings) == pytest.approx(expected)
+    # Through the artifact: ids lee_00..lee_49, stored in another order, and the gold folder.
+    order = rng.permutation(LEE_SIZE)
+    write_embeddings(tmp_path / "e", [f"lee_{n:02d}" for n in order], vectors[order], {})
+    _lee_gold(tmp_path / "eval_lee", np.round(ratings, 6))
+    got = evaluate_embeddings("lee", tmp_path / "e", {"task": str(tmp_path / "eval_lee")})
+    assert got == pytest.approx(expected, abs=1e-4)
+
+
+def test_lee_ratings_equal_to_cosine_correlate_perfectly():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(LEE_SIZE, 4))
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    got = lee_correlations(vectors, unit @ unit.T)
+    assert got["lee_pearson"] == pytest.approx(1.0) and got["lee_spearman"] == pytest.approx(1.0)
+
+
+def test_polarity_accuracy_separable_and_random():
+    rng = np.random.default_rng(0)
+    labels = np.repeat([0, 1], 50)
+    separable = rng.normal(size=(100, 5)) + labels[:, None] * 10.0
+    assert polarity_accuracy(separable, labels)["polarity_accuracy"] == 1.0
+    noise = polarity_accuracy(rng.normal(size=(100, 5)), labels)["polarity_accuracy"]
+    assert 0.25 < noise < 0.75
+
+
+def test_ranking_mrr_with_single_vector_cosine(tmp_path):
+    # Two queries, three candidates each; the answers rank 1st and 2nd by cosine -> MRR = (1 + 1/2) / 2.
+    gold = tmp_path / "eval_pi"
+    docs = {"q1": "x", "q2": "x", "a": "x", "b": "x", "c": "x"}
+    write_docs_tsv(gold / "docs.txt", docs)
+    write_jsonl(gold / "task.jsonl", [{"source": "q1", "candidates": ["a", "b", "c"], "answer": 0},
+                                      {"source": "q2", "candidates": ["a", "b", "c"], "answer": 2}])
+    vectors = {"q1": [1, 0], "q2": [0, 1], "a": [1, 0.1], "b": [0.2, 1], "c": [0.5, 0.6]}
+    write_embeddings(tmp_path / "e", list(vectors), np.array(list(vectors.values()), float), {})
+    got = evaluate_embeddings("pi", tmp_path / "e", {"task": str(gold)})
+    assert got == {"pi_mrr": pytest.approx(100 * (1 + 0.5) / 2)}
+    # The documents file eval_pi.jsonl names the same gold folder beside it.
+    assert evaluate_embeddings("pi", tmp_path / "e", {"documents": str(tmp_path / "eval_pi.jsonl")}) == got
+
+
+def test_bad_task_or_files_are_named(tmp_path):
+    with pytest.raises(ValueError, match="unknown distillation evaluation task 'imdb'"):
+        evaluate_embeddings("imdb", tmp_path, {"task": str(tmp_path)})
+    with pytest.raises(KeyError, match="needs key 'task'.*or 'documents'"):
+        evaluate_embeddings("lee", tmp_path, {})
+    assert task_files("rr") == {"task": "data/built/distill/eval_rr"}

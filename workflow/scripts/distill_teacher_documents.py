@@ -1,0 +1,26 @@
+# The distillation training documents: text no evaluation task uses (checked against them).
+import os
+
+from multivec.distill.documents import check_no_overlap, read_documents, training_documents
+from multivec.io import check_minimum, write_jsonl, write_meta
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    settings = snakemake.params.settings
+    sources = {name: snakemake.input[name] for name in settings["train_sources"]}
+    rows = training_documents(sources, settings.get("max_words"))
+    if settings.get("max_documents"):
+        rows = rows[:settings["max_documents"]]
+    warnings = []
+    check_minimum("distillation training documents", len(rows), settings.get("min_documents"), list(sources.values()),
+                  warnings)
+    evaluation = {os.path.basename(path)[len("eval_"):-len(".jsonl")]: read_documents(path)
+                  for path in snakemake.input.evaluation}
+    check_no_overlap(rows, evaluation)
+    write_jsonl(snakemake.output.documents, rows)
+    words = [len(r["text"].split()) for r in rows]
+    write_meta(os.path.dirname(snakemake.output.documents), "distill_training_documents", sources,
+               {"documents": len(rows), "words": sum(words), "max_words": max(words),
+                "per_source": {name: sum(r["id"].startswith(name + "/") for r in rows) for name in sources}},
+               warnings, checked_against=sorted(evaluation))
+    log.info("%d training documents, %d words", len(rows), sum(words))
