@@ -1,0 +1,1 @@
+"""Document embedding by distillation (Burian 2023)."""
