@@ -167,3 +167,12 @@ def test_projection_head_layers():
     assert shapes == [(768, 768), (768, 4096), (4096, 2048)]
     assert sum(isinstance(m, torch.nn.ReLU) for m in head) == 2
     assert isinstance(projection_head(100, []), torch.nn.Identity)
+
+
+def test_cca_gradients_stay_finite_when_the_batch_is_smaller_than_the_dimension():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 8, generator=g, requires_grad=True)
+    y = torch.randn(4, 10, generator=g)
+    loss = CCALoss()(x, y)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(x.grad).all()

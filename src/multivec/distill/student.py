@@ -85,6 +85,9 @@ class Student(nn.Module):
         import inspect
 
         self._accepted = set(inspect.signature(self.backbone.forward).parameters)
+        # The tokenizer's own specials around an empty text: [CLS] [SEP] (BERT), <s> </s> (RoBERTa, Longformer).
+        empty = self.tokenizer("", add_special_tokens=True)["input_ids"]
+        self._prefix, self._suffix = list(empty[:1]), list(empty[1:])
 
     # -- tokens ------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -95,7 +98,7 @@ class Student(nn.Module):
     def chunks(self, ids: Sequence[int]) -> list[list[int]]:
         piece = (self.config.chunk_tokens - 2) if self.config.chunk_tokens else max(1, len(ids))
         pieces = [ids[i:i + piece] for i in range(0, len(ids), piece)] or [[]]
-        return [self.tokenizer.build_inputs_with_special_tokens(list(p)) for p in pieces]
+        return [self._prefix + list(p) + self._suffix for p in pieces]
 
     def collate(self, documents: Sequence[Sequence[int]]) -> ChunkBatch:
         sequences, owner = [], []

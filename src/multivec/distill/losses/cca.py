@@ -2,8 +2,13 @@
 
 For a batch X [n, d1] and Y [n, d2]: centre both, ``S11 = X'X/(n-1) + r I``, ``S22 = Y'Y/(n-1) + r I``,
 ``S12 = X'Y/(n-1)`` (r = 1e-3), ``T = S11^{-1/2} S12 S22^{-1/2}``. The canonical correlations are the singular
-values of T, i.e. the square roots of the eigenvalues of ``T'T`` (``torch.linalg.eigh``). The loss is the
-negative sum of all of them, or of the ``top_k`` largest.
+values of T, i.e. the square roots of the eigenvalues of ``T'T`` (eigen-decomposition, ``eigvalsh``). The loss
+is the negative sum of all of them, or of the ``top_k`` largest.
+
+Numerics: a batch smaller than the dimension leaves S11 with a repeated eigenvalue r, where the backward
+pass of a full ``eigh`` divides by eigenvalue gaps of 0 (NaN gradients). So the whitening uses Cholesky
+factors instead of ``S^{-1/2}`` (``L1^{-1} S12 L2^{-T}`` differs from T by orthogonal factors only: the same
+singular values), and only eigenvalues are differentiated (``eigvalsh``, stable with repeated values).
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ from torch import nn
 EIGEN_FLOOR = 1e-9  # eigenvalues are clamped here before square roots (finite gradients)
 
 
-def inverse_sqrt(matrix: torch.Tensor) -> torch.Tensor:
-    values, vectors = torch.linalg.eigh(matrix)
-    return vectors @ torch.diag(values.clamp_min(EIGEN_FLOOR).rsqrt()) @ vectors.T
+def whitened_cross_covariance(s11: torch.Tensor, s12: torch.Tensor, s22: torch.Tensor) -> torch.Tensor:
+    """``L1^{-1} S12 L2^{-T}`` with ``S = L L'`` (Cholesky): the singular values of S11^{-1/2} S12 S22^{-1/2}."""
+    l1 = torch.linalg.cholesky(s11)
+    l2 = torch.linalg.cholesky(s22)
+    left = torch.linalg.solve_triangular(l1, s12, upper=False)  # L1^{-1} S12
+    return torch.linalg.solve_triangular(l2, left.T, upper=False).T  # (L2^{-1} (L1^{-1} S12)')'
 
 
 def canonical_correlations(x: torch.Tensor, y: torch.Tensor, regularization: float = 1e-3) -> torch.Tensor:
@@ -35,9 +43,9 @@ def canonical_correlations(x: torch.Tensor, y: torch.Tensor, regularization: flo
     s11 = x.T @ x / (n - 1) + regularization * eye1
     s22 = y.T @ y / (n - 1) + regularization * eye2
     s12 = x.T @ y / (n - 1)
-    t = inverse_sqrt(s11) @ s12 @ inverse_sqrt(s22)
+    t = whitened_cross_covariance(s11, s12, s22)
     small = t.T @ t if t.shape[1] <= t.shape[0] else t @ t.T
-    values = torch.linalg.eigh(small).eigenvalues.flip(0)
+    values = torch.linalg.eigvalsh(small).flip(0)
     return values.clamp_min(EIGEN_FLOOR).sqrt()
 
 
