@@ -27,8 +27,10 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/table2.smk"
+include: "rules/distill.smk"
 
 
 rule all:
     input:
         "results/table2.csv",
+        "results/distill_table.csv",

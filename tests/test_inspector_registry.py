@@ -160,6 +160,21 @@ def _benchmarks_folder(path: Path) -> None:
     _benchmark(path / "train" / "a.tsv")
 
 
+def _distill_student(path: Path) -> None:
+    path.mkdir(parents=True)
+    _weights(path / "model.safetensors")
+    write_json(path / "config.json", {"model": {"student": {"backbone": "minilm"}, "loss": {"structural": "mse"}}})
+
+
+def _distill_embeddings(path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    path.mkdir(parents=True)
+    save_file({"embeddings": np.ones((2, 3), np.float32)}, str(path / "embeddings.safetensors"))
+    (path / "ids.txt").write_text("d0\nd1\n")
+    write_json(path / "meta.json", {"model": "m", "dimension": 3, "n": 2})
+
+
 SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "documents tsv": lambda p: write_docs_tsv(p, {"L0": "a document", "L1": "another one"}),
     "ranking task file": lambda p: write_jsonl(p, [{"source": "L0", "candidates": ["L1"], "answer": 0}]),
@@ -185,6 +200,8 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "rule log": lambda p: p.write_text("2026-01-01 00:00:00 INFO multivec.rule: done in 1.0 s\n", encoding="utf-8"),
     "snakemake benchmark": _benchmark,
     "snakemake benchmarks folder": _benchmarks_folder,
+    "distill student": _distill_student,
+    "distill embeddings": _distill_embeddings,
 }
 
 

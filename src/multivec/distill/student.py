@@ -73,6 +73,7 @@ class Student(nn.Module):
 
         self.config = config
         self.tokenizer, backbone = load_encoder(config.backbone, seed=config.seed)
+        self.tokenizer.model_max_length = 10**9  # documents are cut at max_tokens here, not by the tokenizer
         self.backbone = backbone.train()
         if config.gradient_checkpointing:
             self.backbone.gradient_checkpointing_enable()

@@ -247,3 +247,34 @@ def load_trained(out_dir: str | os.PathLike) -> DistillModel:
                          run_config["derived"]["structural_dim"], run_config["derived"]["contextual_dim"])
     model.load_state_dict(load_file(str(out / "model.safetensors")))
     return model.eval()
+
+
+def embed_documents(documents_path: str | os.PathLike, out: str | os.PathLike, *,
+                    model_dir: str | os.PathLike | None = None, student_config: StudentConfig | None = None,
+                    batch_size: int = 16, threads: int | None = None) -> dict[str, Any]:
+    """Embed ``{"id", "text"}`` documents with the trained student of ``model_dir`` (pooled state through its
+    structural head), or with the untrained student of ``student_config`` (pooled state only), into an
+    embeddings folder (``multivec.distill.embeddings``); returns its meta."""
+    from multivec.distill.embeddings import write_embeddings
+    from multivec.distill.student import embed_texts
+
+    if (model_dir is None) == (student_config is None):
+        raise ValueError("embed_documents: give exactly one of model_dir (trained) or student_config (untrained)")
+    if threads:
+        torch.set_num_threads(threads)
+    documents = read_documents(documents_path)
+    texts = [d["text"] for d in documents]
+    if model_dir is not None:
+        model = load_trained(model_dir)
+        student, encode, name = model.student, model.embed_pooled, f"distilled student {Path(model_dir).name}"
+        config = model.student_config
+    else:
+        student, encode, name, config = Student(student_config).eval(), (lambda x: x), "untrained student", \
+            student_config
+    vectors = embed_texts(encode, student, texts, batch_size)
+    cut = float(np.mean([len(t) >= config.max_tokens for t in student.tokenize(texts)]))
+    meta = {"model": name, "backbone": config.backbone, "dimension": int(vectors.shape[1]), "n": len(texts),
+            "truncated_share": round(cut, 4), "max_tokens": config.max_tokens, "chunk_tokens": config.chunk_tokens,
+            "documents": str(documents_path)}
+    write_embeddings(out, [d["id"] for d in documents], vectors, meta)
+    return meta

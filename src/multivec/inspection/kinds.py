@@ -50,6 +50,10 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/tasks/*/docs.txt", "documents tsv", "a ranking task's documents"),
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
+    # document embedding by distillation, student side (rules/distill.smk)
+    ArtifactKind("data/distill/student/*/*", "distill embeddings", "a student's embeddings of one split"),
+    ArtifactKind("data/distill/concat/*", "distill embeddings", "both teachers' embeddings side by side"),
+    ArtifactKind("models/distill/*", "distill student", "a trained distillation student"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),
     ArtifactKind("models/**/model.safetensors", "safetensors", "a model's weights"),

@@ -40,6 +40,7 @@ INSPECTOR_MODULES = (
     "multivec.encodings_inspector",
     "multivec.evaluation.inspector",
     "multivec.workflow_inspector",
+    "multivec.distill.student_inspector",
 )
 
 
