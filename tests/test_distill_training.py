@@ -86,6 +86,8 @@ def test_training_with_each_loss_writes_a_loadable_model(tmp_path, loss):
     assert summary["train_steps"] == 4
     model = load_trained(tmp_path / "model")
     assert model.structural_dim == 16
+    # cca compares with the raw teacher; dcca and soft_cca project the teacher too
+    assert (model.teacher_head is not None) == (loss.contextual in ("soft_cca", "dcca"))
     rows = (tmp_path / "model" / "metrics.csv").read_text().splitlines()
     losses = [float(r.split(",")[1]) for r in rows[1:]]
     assert len(losses) == 2 and all(np.isfinite(losses))

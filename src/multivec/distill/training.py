@@ -100,18 +100,17 @@ class DistillModel(nn.Module):
             self.contextual_head = projection_head(structural_dim, student_config.contextual_head,
                                                    student_config.activation)
             student_out = output_dim(structural_dim, student_config.contextual_head)
-            projects_teacher = loss_config.contextual in ("soft_cca", "dcca")
-            if projects_teacher:
+            self.contextual_loss = contextual_loss(loss_config.contextual, dim=student_out,
+                                                   top_k=loss_config.cca_top_k,
+                                                   regularization=loss_config.cca_regularization,
+                                                   delta=loss_config.soft_cca_delta, alpha=loss_config.sdl_alpha)
+            if getattr(self.contextual_loss, "projects_teacher", False):  # soft_cca, dcca
                 self.teacher_head = projection_head(contextual_dim, student_config.teacher_head,
                                                     student_config.activation)
                 teacher_out = output_dim(contextual_dim, student_config.teacher_head)
                 if loss_config.contextual == "soft_cca" and teacher_out != student_out:
                     raise ValueError(f"distill.student: soft_cca needs projections of one width, but "
                                      f"contextual_head ends at {student_out} and teacher_head at {teacher_out}")
-            self.contextual_loss = contextual_loss(loss_config.contextual, dim=student_out,
-                                                   top_k=loss_config.cca_top_k,
-                                                   regularization=loss_config.cca_regularization,
-                                                   delta=loss_config.soft_cca_delta, alpha=loss_config.sdl_alpha)
 
     def embed_pooled(self, pooled: torch.Tensor) -> torch.Tensor:
         return self.structural_head(pooled)

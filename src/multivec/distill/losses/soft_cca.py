@@ -45,13 +45,13 @@ class StochasticDecorrelationLoss(nn.Module):
 
 
 class SoftCCALoss(nn.Module):
+    projects_teacher = True  # both sides pass through projection heads (DistillModel reads this)
+
     def __init__(self, dim: int, delta: float = 0.03, alpha: float = 0.95):
         super().__init__()
         self.delta = delta
         self.sdl_student = StochasticDecorrelationLoss(dim, alpha)
         self.sdl_teacher = StochasticDecorrelationLoss(dim, alpha)
-
-    projects_teacher = True
 
     def forward(self, student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
         if student.shape != teacher.shape:
