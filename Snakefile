@@ -32,6 +32,8 @@ include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
 include: "rules/subencoder.smk"
 include: "rules/distill_teachers.smk"
+include: "rules/distill_common.smk"
+include: "rules/distill.smk"
 
 
 rule all:
@@ -40,3 +42,4 @@ rule all:
         "results/table1_tasks.csv",
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
+        "results/distill_table.csv",

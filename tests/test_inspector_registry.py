@@ -166,6 +166,10 @@ def _frozen_bottom(path):
 
     config = NuggetConfig(encoder="tiny-random-bert", scorer_layer=1, target_tokenizer="source")
     write_bottom_states(path, ["d0", "d1"], ["a document .", "another one ."], config, None)
+def _distill_student(path: Path) -> None:
+    path.mkdir(parents=True)
+    _weights(path / "model.safetensors")
+    write_json(path / "config.json", {"model": {"student": {"backbone": "minilm"}, "loss": {"structural": "mse"}}})
 
 
 SAMPLES = {  # inspector name -> write a small artifact of that type at the path
@@ -205,6 +209,7 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
         p, ["d0"], np.ones((1, 3)), {"model": "m"}),
     "distill evaluation task": lambda p: (p.mkdir(parents=True), write_jsonl(p / "labels.jsonl",
                                                                              [{"id": "d0", "label": 1}])),
+    "distill student": _distill_student,
 }
 
 

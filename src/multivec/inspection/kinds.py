@@ -65,6 +65,10 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/distill/eval_*", "distill evaluation task", "Lee ratings or polarity labels"),
     ArtifactKind("data/distill/teachers/*/*", "distill embeddings", "one teacher's vectors of one document set"),
     ArtifactKind("results/distill_teachers.csv", "csv table", "every teacher on every demo distillation task"),
+    # document embedding by distillation, student side (rules/distill.smk)
+    ArtifactKind("data/distill/student/*/*", "distill embeddings", "a student's embeddings of one split"),
+    ArtifactKind("data/distill/concat/*", "distill embeddings", "both teachers' embeddings side by side"),
+    ArtifactKind("models/distill/*", "distill student", "a trained distillation student"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),
     ArtifactKind("models/**/model.safetensors", "safetensors", "a model's weights"),

@@ -42,6 +42,7 @@ INSPECTOR_MODULES = (
     "multivec.workflow_inspector",
     "multivec.subencoder.inspector",
     "multivec.distill.inspector",
+    "multivec.distill.student_inspector",
 )
 
 

@@ -1,0 +1,58 @@
+# Path helpers and config look-ups of the distillation student's rules (rules/distill.smk).
+#
+# Interface with rules/distill_teachers.smk (the teachers' side of issue 9), in one place here:
+# documents data/built/distill/{train,eval_<task>}.jsonl; teacher embeddings folders below.
+DISTILL_DOCUMENTS = "data/built/distill/{split}.jsonl"
+DISTILL_TEACHER_EMBEDDINGS = "data/distill/teachers/{teacher}/{split}"
+DISTILL_STUDENT_EMBEDDINGS = "data/distill/student/{run}/{split}"
+
+
+def distill_tasks():
+    """The demo evaluation tasks (the teachers' side owns distill.evaluation)."""
+    return list(config["distill"]["evaluation"]["tasks"])
+
+
+def distill_task_files(task):
+    """What evaluate_embeddings needs beside the embeddings: the task's documents file."""
+    return {"documents": DISTILL_DOCUMENTS.format(split=f"eval_{task}")}
+
+
+def distill_runs():
+    """{run name: loss settings}: L_S only, then L_C only and both for each contextual loss."""
+    loss, runs = config["distill"]["loss"], config["distill"]["runs"]
+    out = {f"ls_{loss['structural']}": {**loss, "contextual": None}}
+    for variant in runs["contextual_losses"]:
+        out[f"lc_{variant}"] = {**loss, "structural": None, "contextual": variant}
+        out[f"ls_{loss['structural']}+lc_{variant}"] = {**loss, "contextual": variant}
+    return out
+
+
+def distill_student_config():
+    student = {k: v for k, v in config["distill"]["student"].items() if k != "embed_batch_size"}
+    return {**student, "seed": config["seed"]}
+
+
+def distill_teacher(side, split):
+    return DISTILL_TEACHER_EMBEDDINGS.format(teacher=config["distill"]["runs"][f"{side}_teacher"], split=split)
+
+
+def distill_table_rows():
+    tasks = distill_tasks()
+    runs = config["distill"]["runs"]
+    rows = [
+        {"name": runs["structural_teacher"], "kind": "structural_teacher",
+         "embeddings": {t: distill_teacher("structural", f"eval_{t}") for t in tasks}},
+        {"name": runs["contextual_teacher"], "kind": "contextual_teacher",
+         "embeddings": {t: distill_teacher("contextual", f"eval_{t}") for t in tasks}},
+        {"name": "teachers_concatenated", "kind": "teachers_concatenated",
+         "embeddings": {t: f"data/distill/concat/eval_{t}" for t in tasks}},
+        {"name": "student_untrained", "kind": "untrained_student",
+         "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run="untrained", split=f"eval_{t}") for t in tasks}},
+    ]
+    for run, loss in distill_runs().items():
+        rows.append({"name": f"student_{run}", "kind": "student",
+                     "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x),
+                     "summary": f"models/distill/{run}/training_summary.json",
+                     "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, split=f"eval_{t}")
+                                    for t in tasks}})
+    return rows

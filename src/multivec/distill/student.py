@@ -1,0 +1,165 @@
+"""The student of Burian (2023, §3.1, §4.1): a long-input transformer, mean-pooled, no global attention.
+
+Paper scale: ``allenai/longformer-base-4096`` reads up to 4096 tokens in one window (``chunk_tokens: null``),
+with sliding-window attention only (no global attention) and mean pooling over every token state.
+Demo scale (no Longformer weights offline): all-MiniLM-L6-v2 over chunks: a document's first ``max_tokens``
+content tokens are cut into pieces of ``chunk_tokens - 2``, each piece is encoded as its own sequence
+([CLS] piece [SEP]), and the document's embedding is the mean of all its chunks' token states, special
+tokens included (MiniLM's own mean pooling, extended across chunks). Its limit: no attention crosses a chunk
+boundary, so context longer than a chunk reaches the embedding only through the pooling.
+
+``Student.embed(texts)`` gives the pooled embeddings ([N, hidden]) in length-sorted batches;
+gradient checkpointing is the backbone's switch (``gradient_checkpointing: true``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from multivec.nugget.configuration import _from_dict
+
+
+@dataclass
+class StudentConfig:
+    backbone: str = "minilm"  # a model reference (multivec.resources): minilm, tiny-random-bert, a hub id
+    max_tokens: int = 512  # content tokens read per document (the rest is cut)
+    chunk_tokens: int | None = 256  # sequence length per chunk, specials included; None: one window
+    gradient_checkpointing: bool = False
+    structural_head: list[int] = field(default_factory=list)  # hidden widths; a Linear to the teacher dim ends it
+    contextual_head: list[int] = field(default_factory=lambda: [128])  # student side of L_C
+    teacher_head: list[int] = field(default_factory=lambda: [128])  # contextual teacher side (soft_cca, dcca)
+    activation: str = "relu"
+    seed: int = 0  # initialisation of tiny random backbones and the heads
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"distill.student.max_tokens={self.max_tokens}: must be >= 1")
+        if self.chunk_tokens is not None and self.chunk_tokens < 3:
+            raise ValueError(f"distill.student.chunk_tokens={self.chunk_tokens}: must be >= 3 (two special tokens)")
+
+    def to_dict(self) -> dict[str, Any]:
+        import dataclasses
+
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "StudentConfig":
+        return _from_dict(cls, data, "StudentConfig")
+
+
+@dataclass
+class ChunkBatch:
+    input_ids: torch.Tensor  # [chunks, length]
+    attention_mask: torch.Tensor  # [chunks, length]
+    document: torch.Tensor  # [chunks]: which document of the batch each chunk belongs to
+    n_documents: int
+
+    def to(self, device) -> "ChunkBatch":
+        return ChunkBatch(self.input_ids.to(device), self.attention_mask.to(device), self.document.to(device),
+                          self.n_documents)
+
+
+class Student(nn.Module):
+    """Backbone + mean pooling across chunks (``forward(batch) -> [B, hidden]``)."""
+
+    def __init__(self, config: StudentConfig):
+        super().__init__()
+        from multivec.baselines.base_encoder import load_encoder
+
+        self.config = config
+        self.tokenizer, backbone = load_encoder(config.backbone, seed=config.seed)
+        self.tokenizer.model_max_length = 10**9  # documents are cut at max_tokens here, not by the tokenizer
+        self.backbone = backbone.train()
+        if config.gradient_checkpointing:
+            self.backbone.gradient_checkpointing_enable()
+        self.hidden_size = int(self.backbone.config.hidden_size)
+        window = config.chunk_tokens or (config.max_tokens + 2)
+        limit = getattr(self.backbone.config, "max_position_embeddings", None)
+        if limit is not None and window > limit:
+            raise ValueError(f"distill.student: a window of {window} tokens exceeds {config.backbone}'s "
+                             f"{limit} positions; lower chunk_tokens (or max_tokens when chunk_tokens is null)")
+        import inspect
+
+        self._accepted = set(inspect.signature(self.backbone.forward).parameters)
+        # The tokenizer's own specials around an empty text: [CLS] [SEP] (BERT), <s> </s> (RoBERTa, Longformer).
+        empty = self.tokenizer("", add_special_tokens=True)["input_ids"]
+        self._prefix, self._suffix = list(empty[:1]), list(empty[1:])
+
+    # -- tokens ------------------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Content token ids (no specials) of each text, cut at ``max_tokens``."""
+        ids = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        return [row[: self.config.max_tokens] for row in ids]
+
+    def chunks(self, ids: Sequence[int]) -> list[list[int]]:
+        piece = (self.config.chunk_tokens - 2) if self.config.chunk_tokens else max(1, len(ids))
+        pieces = [ids[i:i + piece] for i in range(0, len(ids), piece)] or [[]]
+        return [self._prefix + list(p) + self._suffix for p in pieces]
+
+    def collate(self, documents: Sequence[Sequence[int]]) -> ChunkBatch:
+        sequences, owner = [], []
+        for index, ids in enumerate(documents):
+            for chunk in self.chunks(ids):
+                sequences.append(chunk)
+                owner.append(index)
+        width = max(len(s) for s in sequences)
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[row, : len(seq)] = 1
+        return ChunkBatch(input_ids, mask, torch.tensor(owner, dtype=torch.long), len(documents))
+
+    # -- encoding ----------------------------------------------------------------------------------
+    def forward(self, batch: ChunkBatch) -> torch.Tensor:
+        inputs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
+        if "global_attention_mask" in self._accepted:  # Longformer: no global attention (the thesis's choice)
+            inputs["global_attention_mask"] = torch.zeros_like(batch.attention_mask)
+        states = self.backbone(**inputs).last_hidden_state  # [chunks, length, hidden]
+        weights = batch.attention_mask.unsqueeze(-1).to(states.dtype)
+        chunk_sums = (states * weights).sum(dim=1)  # [chunks, hidden]
+        chunk_counts = weights.sum(dim=1)  # [chunks, 1]
+        sums = torch.zeros(batch.n_documents, states.shape[-1], dtype=states.dtype, device=states.device)
+        counts = torch.zeros(batch.n_documents, 1, dtype=states.dtype, device=states.device)
+        sums = sums.index_add(0, batch.document, chunk_sums)
+        counts = counts.index_add(0, batch.document, chunk_counts)
+        return sums / counts.clamp_min(1.0)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+
+def length_sorted_order(lengths: Sequence[int]) -> list[int]:
+    return sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+
+
+def embed_texts(encode, student: Student, texts: Sequence[str], batch_size: int,
+                show_progress: bool = False) -> np.ndarray:
+    """Embeddings of ``texts`` ([N, d] float32, input order), in batches of similar length; ``encode`` maps
+    the student's pooled batch to the output embedding (the student alone, or with its structural head)."""
+    from tqdm.auto import tqdm
+
+    tokens = student.tokenize(texts)
+    order = length_sorted_order([len(t) for t in tokens])
+    out: np.ndarray | None = None
+    was_training = student.training
+    student.eval()
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(order), batch_size), desc="embed", disable=not show_progress):
+            rows = order[start:start + batch_size]
+            vectors = encode(student(student.collate([tokens[i] for i in rows]).to(student.device)))
+            vectors = vectors.float().cpu().numpy()
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+    student.train(was_training)
+    if out is None:
+        raise ValueError("embed_texts: no texts")
+    return out

@@ -1,0 +1,15 @@
+"""Snakemake script: teachers concatenated (rule distill_teachers_concat) or the distillation table
+(rule distill_table), rules/distill.smk."""
+
+import sys
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)  # noqa: F821
+
+from multivec.distill.distill_table import build_rows, concatenate_embeddings, write_table  # noqa: E402
+
+params = snakemake.params  # noqa: F821
+if params.action == "concat":
+    concatenate_embeddings(list(snakemake.input), snakemake.output.folder)  # noqa: F821
+else:
+    table = build_rows(params.rows, params.tasks, params.task_files)
+    write_table(table, snakemake.output.csv, snakemake.output.md, params.note)  # noqa: F821
