@@ -27,13 +27,14 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/table2.smk"
-include: "rules/audit.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
 include: "rules/subencoder.smk"
 include: "rules/distill_teachers.smk"
 include: "rules/distill_common.smk"
 include: "rules/distill.smk"
+# Last: every work above has registered its training corpora and evaluation tasks for the audit.
+include: "rules/audit.smk"
 
 
 rule all:

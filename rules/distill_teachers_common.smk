@@ -54,3 +54,9 @@ def distill_teachers():
     rows += [(f"pv_{v}", "contextual", {s: distill_teacher_dir("pv", v, s) for s in DISTILL_SPLITS})
              for v in PV_VARIANTS]
     return rows
+
+
+# Overlap audit (rules/audit.smk): the student's training documents against each evaluation task's.
+AUDIT_CORPORA["distill_train"] = {"format": "text_jsonl", "files": [distill_documents("train")]}
+AUDIT_TASKS.update({f"distill_{task}": {"format": "text_jsonl", "files": [distill_documents(f"eval_{task}")]}
+                    for task in DISTILL_TASKS if task not in TASKS})  # PI and RR are audited whole

@@ -81,3 +81,9 @@ def subencoder_table_inputs(wildcards):
     predicted = [f"results/subencoder/predicted/subencoder_{b}_full.json" for b in SUBENC_BACKBONES] \
         if SUBENC_SEGMENTER else []
     return {"base": base, "trained": trained, "predicted": predicted}
+
+
+# Overlap audit (rules/audit.smk): the training sentences against PropSegment dev, where Table 1 evaluates.
+AUDIT_CORPORA["subencoder_pairs"] = {"format": "sentence_pairs", "files": [f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl"]}
+AUDIT_TASKS["propsegment_dev"] = {"format": "propsegment_clusters",
+                                  "files": [raw("propsegment", "v1/document_clusters.dev.json")]}

@@ -20,7 +20,7 @@ from multivec.data.overlap import (
     ngram_table,
     write_overlap,
 )
-from multivec.io import MalformedInputError
+from multivec.io import MalformedInputError, write_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,6 +103,16 @@ def _demo_layout(root: Path, leak: bool):
                 "a1": "an answer document that shares nothing with any training text at all",
                 "n1": "a negative candidate about something else entirely and more words"}
         _write_ranking_task(root / f"data/built/tasks/{task}", docs, [("q1", ["a1", "n1"])])
+    # The other works' audited corpora and tasks (sub-sentence encoder, distillation), without overlap.
+    other = "unrelated words about gardens rivers and mountains in spring with birds singing loudly"
+    write_jsonl(root / "data/built/subencoder/pairs/pairs.jsonl",
+                [{"pair_id": "p0", "a": {"id": "s0", "sentence": other}, "b": {"id": "s1", "sentence": other}}])
+    clusters = [{"cluster_id": "c0", "documents": [{"document_id": "d0", "sentences": [
+        {"sentence_text": "A cluster sentence .", "tokens": [{"text": "A", "character_offset_of_token_in_sentence": 0}]}]}]}]
+    (root / "data/raw/propsegment/v1").mkdir(parents=True, exist_ok=True)
+    (root / "data/raw/propsegment/v1/document_clusters.dev.json").write_text(json.dumps(clusters), encoding="utf-8")
+    for split in ("train", "eval_lee", "eval_polarity", "eval_pi", "eval_rr"):
+        write_jsonl(root / f"data/built/distill/{split}.jsonl", [{"id": f"{split}0", "text": other + f" {split}"}])
 
 
 def _specs(root: Path):

@@ -235,11 +235,49 @@ def ranking_task_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple
         yield doc_id, task.documents[doc_id]
 
 
+def text_jsonl_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
+    """Documents ``{id, text}`` (the distillation's training and evaluation documents)."""
+    for path in paths:
+        for number, row in iter_jsonl(path):
+            if "id" not in row or "text" not in row:
+                raise MalformedInputError(path, number, "missing field 'id' or 'text'")
+            yield str(row["id"]), str(row["text"])
+
+
+def sentence_pairs_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
+    """Sentence pairs ``{pair_id, a: {id, sentence}, b: {id, sentence}}`` (the sub-sentence encoder's
+    training pairs, before segmentation): every sentence once."""
+    seen: set[str] = set()
+    for path in paths:
+        for number, row in iter_jsonl(path):
+            for side in ("a", "b"):
+                sentence = row.get(side)
+                if not isinstance(sentence, dict) or "id" not in sentence or "sentence" not in sentence:
+                    raise MalformedInputError(path, number, f"side {side!r} is not {{id, sentence}}")
+                if sentence["id"] not in seen:
+                    seen.add(sentence["id"])
+                    yield str(sentence["id"]), str(sentence["sentence"])
+
+
+def propsegment_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
+    """PropSegment ``document_clusters.<split>.json``: every Wikipedia document's full text."""
+    from multivec.subencoder.propsegment import read_clusters
+
+    for path in paths:
+        for cluster in read_clusters(path):
+            for doc_id, sentences in cluster.documents.items():
+                yield f"{cluster.cluster_id}:{doc_id}", " ".join(s.text for s in sentences)
+
+
 CORPUS_READERS: dict[str, Callable[[Sequence[str]], Iterator[tuple[str, str]]]] = {
     "training_jsonl": training_jsonl_documents,
+    "text_jsonl": text_jsonl_documents,
+    "sentence_pairs": sentence_pairs_documents,
 }
 TASK_READERS: dict[str, Callable[[Sequence[str]], Iterator[tuple[str, str]]]] = {
     "ranking_task": ranking_task_documents,
+    "text_jsonl": text_jsonl_documents,
+    "propsegment_clusters": propsegment_documents,
 }
 
 
