@@ -34,7 +34,9 @@ PAPER_TABLE2: list[dict[str, Any]] = [
 ]
 
 TABLE2_COLUMNS = ["model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI", "paper_RR",
-                  "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "train_minutes"]
+                  "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps"]
+# No wall-clock column: the table is byte-identical across runs of the same seed; training minutes are
+# in each model's training_summary.json and the rules' benchmark files.
 INPUT_COLUMNS = [c for c in TABLE2_COLUMNS if not c.startswith("paper_")]
 
 
@@ -85,7 +87,7 @@ def _cell(value, column: str) -> str:
         return "yes" if value else "no"
     if column in ("PI", "RR", "paper_PI", "paper_RR"):
         return f"{float(value):.2f}"
-    if column in ("vectors_per_doc", "train_minutes"):
+    if column == "vectors_per_doc":
         return f"{float(value):.1f}"
     if column in ("n_queries_PI", "n_queries_RR", "train_steps"):
         return str(int(value))
@@ -137,8 +139,7 @@ def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()
         label = " ".join(str(x) for x in (record["model"], record["objective"]) if not _missing(x))
         if not _missing(record["ratio"]):
             label += f" r={record['ratio']}"
-        minutes = "" if _missing(record["train_minutes"]) else f", {float(record['train_minutes']):.1f} min"
-        steps.append(f"{label}: {int(record['train_steps'])} steps{minutes}")
+        steps.append(f"{label}: {int(record['train_steps'])} steps")
     if steps:
         lines += ["", "Training: " + "; ".join(steps) + "."]
     if notes:

@@ -99,6 +99,5 @@ def table2_record(row: dict[str, Any], metrics: dict[str, dict[str, Any]],
         "n_queries_PI": metrics["pi"]["n_queries"],
         "n_queries_RR": metrics["rr"]["n_queries"],
         "train_steps": training["train_steps"] if training else None,
-        "train_minutes": training["train_minutes"] if training else None,
     }
     return record
