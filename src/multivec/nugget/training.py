@@ -215,15 +215,6 @@ class NuggetTask(TrainingTask):
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
         return parameter_groups(self.model, cfg)
 
-    def save_weights(self, path: Path) -> None:
-        self.model.save_weights(path)
-
-    def load_weights(self, path: Path) -> None:
-        self.model.load_weights(path)
-
-    def save_metadata(self, out_dir: Path, run_config: dict[str, Any]) -> None:
-        self.model.save_metadata(out_dir, {k: v for k, v in run_config.items() if k != "model"})
-
 
 def train(model_config: NuggetConfig, train_config: TrainConfig, train_path: str | os.PathLike,
           dev_path: str | os.PathLike | None, out_dir: str | os.PathLike, *,

@@ -194,15 +194,6 @@ class SubEncoderTask(TrainingTask):
         head = [(n, p) for n, p in self.model.named_parameters() if n.startswith("head.")]
         return [{"params": encoder, "lr": cfg.lr}, {"params": head, "lr": cfg.lr_scratch or cfg.lr}]
 
-    def save_weights(self, path: Path) -> None:
-        self.model.save_weights(path)
-
-    def load_weights(self, path: Path) -> None:
-        self.model.load_weights(path)
-
-    def save_metadata(self, out_dir: Path, run_config: dict[str, Any]) -> None:
-        self.model.save_metadata(out_dir, {k: v for k, v in run_config.items() if k != "model"})
-
 
 def train(model_config: SubEncoderConfig, train_config: TrainConfig, train_path: str | os.PathLike,
           dev_path: str | os.PathLike | None, out_dir: str | os.PathLike, *, temperature: float = DEFAULT_TEMPERATURE,

@@ -182,15 +182,20 @@ class TrainingTask(ABC):
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
         return [{"params": list(self.model.named_parameters()), "lr": cfg.lr}]
 
-    @abstractmethod
     def save_weights(self, path: Path) -> None:
-        """Write the weights atomically (readers never see a half-written file)."""
+        """Write the weights atomically (readers never see a half-written file). Default: the model's own
+        ``save_weights`` (NuggetModel, SubEncoder)."""
+        self.model.save_weights(path)
 
-    @abstractmethod
-    def load_weights(self, path: Path) -> None: ...
+    def load_weights(self, path: Path) -> None:
+        self.model.load_weights(path)
 
     def save_metadata(self, out_dir: Path, run_config: dict[str, Any]) -> None:
-        """Everything besides the weights that loading the trained model needs (default: nothing)."""
+        """Everything besides the weights that loading the trained model needs. Default: the model's own
+        ``save_metadata(out_dir, run_config without "model")`` if it has one, else nothing."""
+        saver = getattr(self.model, "save_metadata", None)
+        if saver is not None:
+            saver(out_dir, {k: v for k, v in run_config.items() if k != "model"})
 
 
 class Trainer:
