@@ -17,7 +17,7 @@ import pytest
 
 from multivec.data.sources import SOURCES, RemoteFile, Source
 from multivec.distill.documents import check_no_overlap, polarity_documents, split_words
-from multivec.distill.structural_teacher import embed_documents, install_mpnet, length_sorted_batches, load_teacher
+from multivec.distill.structural_teacher import embed_documents, install_mpnet, load_teacher
 from multivec.io import MalformedInputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,14 +27,6 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 @pytest.fixture(scope="module")
 def minilm():
     return load_teacher("minilm", max_seq_length=24)
-
-
-def test_length_sorted_batches_cover_every_index_once_longest_first():
-    lengths = np.array([5, 9, 1, 9, 3])
-    batches = length_sorted_batches(lengths, 2)
-    assert [list(b) for b in batches] == [[1, 3], [0, 4], [2]]
-    with pytest.raises(ValueError, match="batch_size"):
-        length_sorted_batches(lengths, 0)
 
 
 def test_embeddings_equal_sentence_transformers_encode_and_truncation_is_counted(minilm):

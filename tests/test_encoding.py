@@ -54,6 +54,8 @@ def test_truncation_summary_counts_documents_and_tokens():
 def test_length_sorted_batches_are_stable_and_cover_every_document():
     batches = length_sorted_batches([3, 7, 3, 9, 7], 2)
     assert [b.tolist() for b in batches] == [[3, 1], [4, 0], [2]]
+    with pytest.raises(ValueError, match="batch_size"):
+        length_sorted_batches([3, 7], 0)
 
 
 def test_base_encoder_reads_whole_documents_up_to_its_limit(tmp_path):

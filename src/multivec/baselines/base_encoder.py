@@ -90,7 +90,10 @@ def tokenize_documents(tokenizer, texts: Sequence[str], max_tokens: int | None, 
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
-    """Document indices in batches of similar length (longest first; ties keep input order)."""
+    """Document indices in batches of similar length (longest first, so peak memory shows at once; ties keep
+    input order)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     order = np.argsort(-np.asarray(lengths), kind="stable")
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from multivec.baselines.base_encoder import length_sorted_batches  # one batching for every encoder
+
 log = logging.getLogger(__name__)
 
 MPNET_NAMES = {"mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2"}
@@ -79,14 +81,6 @@ def token_counts(model, texts: list[str]) -> np.ndarray:
     tokenizer = model.tokenizer
     ids = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
     return np.array([len(x) for x in ids], dtype=np.int64)
-
-
-def length_sorted_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
-    """Indices grouped into batches of similar length, longest first (peak memory shows at once)."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def embed_documents(model, texts: list[str], batch_size: int = 32, show_progress: bool = True) -> TeacherOutput:

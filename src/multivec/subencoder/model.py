@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from multivec.io import read_json, write_json
+from multivec.nugget.modeling import pad_sequences
 
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -203,8 +204,7 @@ class SubEncoder(nn.Module):
             self.train(was_training)
 
     def _pad(self, rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
-        width = max(len(r) for r in rows)
-        return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], device=self.device)
+        return pad_sequences(rows, value, self.device)[0]
 
     def _encode_once_per_sentence(self, ids, masks, batch_size: int) -> torch.Tensor:
         pad_id = self.tokenizer.pad_token_id or 0
