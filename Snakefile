@@ -26,6 +26,7 @@ for _note in check_config(config):
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
+include: "rules/nugget_long.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"

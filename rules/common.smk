@@ -208,3 +208,35 @@ AUDIT_TASKS = {
 def audit_inputs():
     """Every file of every audited corpus and task."""
     return sorted({f for spec in [*AUDIT_CORPORA.values(), *AUDIT_TASKS.values()] for f in spec["files"]})
+
+
+# NUGGET beyond Table 2 (rules/nugget_long.smk): the same models trained longer (`nugget_analysis`).
+LONG_RATIOS = [str(r) for r in config["nugget_analysis"]["ratios"]]
+LONG_OBJECTIVES = config["nugget_analysis"]["objectives"]
+
+
+def long_model_dir(objective, ratio):
+    """Folder of a longer-trained model; ratio "0" is the one-vector (mean bottleneck) model."""
+    return f"models/nugget_long/{objective}_r{ratio}"
+
+
+def long_model_files(objective, ratio):
+    d = long_model_dir(objective, ratio)
+    return {
+        "weights": f"{d}/model.safetensors",
+        "config": f"{d}/config.json",
+        "summary": f"{d}/training_summary.json",
+        "metrics": f"{d}/metrics.csv",
+    }
+
+
+def long_model_config(objective, ratio):
+    """NuggetConfig fields of a longer-trained model: Table 2's row config + `nugget_analysis.model`."""
+    r = float(ratio)
+    base = tsdae_model_config(objective) if r == 0 else nugget_model_config(objective, r)
+    return {**base, **config["nugget_analysis"]["model"]}
+
+
+def long_train_config():
+    """TrainConfig fields of the longer-trained models: `train` + `nugget_analysis.train`."""
+    return {**train_config(), **config["nugget_analysis"]["train"]}
