@@ -84,7 +84,8 @@ def build_rows(rows: Sequence[dict[str, Any]], tasks: Sequence[str], task_files:
                                  f"{dimension}")
             dimension = int(vectors.shape[1])
             for metric, value in evaluate(task, str(folder), task_files[task]).items():
-                out[f"{task}_{metric}"] = round(float(value), 4)
+                # metric names already carry their task (evaluation.METRICS)
+                out[metric if metric.startswith(f"{task}_") else f"{task}_{metric}"] = round(float(value), 4)
         out["dimension"] = dimension
         minutes = training_minutes(row.get("summary"))
         out["train_minutes"] = "" if minutes is None else round(minutes, 2)
