@@ -12,8 +12,9 @@ of scores is the same, and the sums are exact, so the batched and per-pair paths
 bit (float sums of 0.01 in another order could break a tie differently).
 
 Two implementations with identical output: ``align_pair`` (straightforward, one pair at a
-time, ``scipy.signal.convolve2d``) and ``align_batch`` (word forms normalised once per distinct
-word, affinities and convolutions of a whole block of pairs as one padded array).
+time, ``scipy.signal.convolve2d``) and ``align_batch`` (Treebank spans found once per distinct
+word-chunk shape, ``_ChunkedWordSpans``; word forms normalised once per distinct lowercased word;
+affinities and convolutions of a whole block of pairs as one padded array).
 """
 
 from __future__ import annotations
@@ -232,10 +233,14 @@ def _context_scores(affinity: np.ndarray) -> np.ndarray:
 def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64) -> list[list[Span]]:
     """``align_pair`` for many ``(sentence, proposition)`` pairs, with identical output.
 
-    Each distinct text is split once and each distinct word normalised once; pairs are
-    handled in blocks of similar size, each block's affinities and context scores computed
-    as one padded integer array; the Hungarian matching runs per pair on its own sub-matrix.
+    Each distinct text is split once, through ``_ChunkedWordSpans`` (NLTK once per distinct chunk
+    shape, not per text), and each distinct lowercased word normalised once; pairs are handled
+    in blocks of similar size, each block's affinities and context scores computed as one
+    padded integer array; the Hungarian matching runs per pair on its own sub-matrix, the same
+    matrix ``align_pair`` gives it.
     """
+    from scipy.optimize import linear_sum_assignment
+
     form_ids: dict[str, int] = {}  # normalised form -> id
     lower_forms: dict[str, int] = {}  # lowercased word -> form id (normalise lowercases first)
 
@@ -244,8 +249,6 @@ def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64) -> list[list[
         if lower not in lower_forms:
             lower_forms[lower] = form_ids.setdefault(normalise(lower), len(form_ids))
         return lower_forms[lower]
-
-    from scipy.optimize import linear_sum_assignment
 
     splitter = _ChunkedWordSpans(form)
     split_cache: dict[str, tuple[list[tuple[int, int]], np.ndarray]] = {}
