@@ -63,7 +63,9 @@ def test_chunked_spans_fall_back_to_treebank_where_chunks_are_not_independent():
     splitter = _ChunkedWordSpans()
     for text in ["a\tb.", "a  b.", " a b.", "a b. ", "x\xa0y, z."]:
         assert splitter(text) == word_spans(text)
-    assert not any(" " in key[0] for key in splitter.chunks)  # never cached a multi-chunk piece
+    assert splitter.chunks[("a\tb.", True, True)] is None  # a chunk with other whitespace has no words of its own
+    assert splitter.chunks[("x\xa0y,", True, False)] is None
+    assert ("b.", False, True) not in splitter.chunks  # texts with empty chunks went to Treebank whole
 
 
 @pytest.fixture(scope="module")
