@@ -12,12 +12,14 @@ of scores is the same, and the sums are exact, so the batched and per-pair paths
 bit (float sums of 0.01 in another order could break a tie differently).
 
 Two implementations with identical output: ``align_pair`` (straightforward, one pair at a
-time, ``scipy.signal.convolve2d``) and ``align_batch`` (word forms normalised once per distinct
-word, affinities and convolutions of a whole block of pairs as one padded array).
+time, ``scipy.signal.convolve2d``) and ``align_batch`` (Treebank spans found once per distinct
+word-chunk shape, ``_ChunkedWordSpans``; word forms normalised once per distinct lowercased word;
+affinities and convolutions of a whole block of pairs as one padded array).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Sequence
 
@@ -59,8 +61,6 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     except ValueError:
         # Treebank rewrites quotes and cannot always map them back; whitespace-separated
         # pieces with punctuation split off are the fallback, spans stay exact.
-        import re
-
         return [m.span() for m in re.finditer(r"\w+|[^\w\s]", text)]
 
 
@@ -68,6 +68,117 @@ def normalise(word: str) -> str:
     """Lowercase, WordNet lemma, Porter stem: the form two words must share to match."""
     _, lemmatizer, stemmer = _tools()
     return stemmer.stem(lemmatizer.lemmatize(word.lower()))
+
+
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_RUN_OR_CHAR = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
+_QUOTES = re.compile(r"``|'{2}|\"")  # the quotes span_tokenize maps back, found the way it finds them
+# Treebank's contractions without an apostrophe (MacIntyreContractions.CONTRACTIONS2): split inside a run.
+_CONTRACTION_WORDS = ("cannot", "gimme", "gonna", "gotta", "lemme", "wanna")
+
+
+class _ChunkedWordSpans:
+    """``word_spans`` of many texts, equal to it, tokenising each distinct word-chunk shape once.
+
+    Treebank's rules act across a single space only through that space and the text's two ends
+    (``^``, ``$``): no rule joins words, each inserts spaces next to punctuation, and the rules that
+    look past a chunk see a space there. So a chunk's words depend on (chunk, first in text, last
+    in text) alone; they are found by NLTK itself on the probe ``"a " + chunk + " a"`` (the ``"a "``
+    left out for the first chunk, the ``" a"`` for the last) and cached. No rule looks inside a
+    run of ASCII letters and digits except the contractions and the apostrophe clitics
+    (``'s``, ``n't``, ...) and the comma rule at its first character (a digit or not), so the
+    probe writes each run as ``a`` or ``0``, except in a chunk with an apostrophe or a contraction,
+    which is probed as it is. A probe whose inner words do not tile the chunk or whose quote tokens
+    do not pair one to one with its quotes (``span_tokenize`` pairs them across the whole text), and
+    any text with other whitespace than single spaces between chunks, go through ``word_spans``.
+
+    ``split(text)`` also gives each word's id from ``word_id`` (cached per chunk).
+    """
+
+    def __init__(self, word_id=None) -> None:
+        self.word_id = word_id or (lambda word: 0)
+        self.chunks: dict[tuple[str, bool, bool], tuple[tuple[tuple[int, int], ...], list[int]] | None] = {}
+        self.probes: dict[tuple[str, bool, bool], tuple[int, ...] | None] = {}
+
+    def _probe(self, shape: str, first: bool, last: bool) -> tuple[int, ...] | None:
+        """Ends of the words of ``shape`` in its context, or None where the chunk view fails."""
+        key = (shape, first, last)
+        if key not in self.probes:
+            tokenizer = _tools()[0]
+            before, after = ("" if first else "a "), ("" if last else " a")
+            probe = before + shape + after
+            try:
+                spans = list(tokenizer.span_tokenize(probe))
+            except ValueError:
+                spans = []
+            inner = spans[0 if first else 1:len(spans) if last else len(spans) - 1]
+            ok = bool(inner) and (first or spans[0] == (0, 1)) and (last or spans[-1] == (len(probe) - 1, len(probe)))
+            position = len(before)
+            for start, end in inner:
+                ok = ok and start == position and end > start
+                position = end
+            ok = ok and position == len(before) + len(shape)
+            if ok and ('"' in probe or "`" in probe or "''" in probe):
+                quote_tokens = sum(t in ('"', "``", "''") for t in tokenizer.tokenize(probe))
+                ok = quote_tokens == len(_QUOTES.findall(probe))
+            self.probes[key] = tuple(end - len(before) for _, end in inner) if ok else None
+        return self.probes[key]
+
+    def _chunk(self, chunk: str, first: bool, last: bool):
+        if any(c.isspace() for c in chunk):
+            return None
+        lower = chunk.lower()
+        exact = "'" in chunk or any(word in lower for word in _CONTRACTION_WORDS)
+        if not exact and _ALNUM_RUN.fullmatch(chunk):
+            ends: tuple[int, ...] | None = (len(chunk),)
+        elif exact:
+            ends = self._probe(chunk, first, last)
+        else:
+            pieces = _RUN_OR_CHAR.findall(chunk)
+            shape = "".join(("0" if p[0].isdigit() else "a") if _ALNUM_RUN.fullmatch(p) else p for p in pieces)
+            shape_ends = self._probe(shape, first, last)
+            ends = None
+            if shape_ends is not None:
+                original_end, total = [], 0
+                for piece in pieces:
+                    total += len(piece)
+                    original_end.append(total)
+                ends = tuple(original_end[e - 1] for e in shape_ends)
+        if ends is None:
+            return None
+        spans = tuple(zip((0,) + ends[:-1], ends))
+        return spans, [self.word_id(chunk[a:b]) for a, b in spans]
+
+    def split(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
+        """``(word_spans(text), word ids)``."""
+        chunks = text.split(" ")
+        if "" in chunks:  # leading, trailing or double spaces, or an empty text
+            return self._whole(text)
+        spans: list[tuple[int, int]] = []
+        ids: list[int] = []
+        offset, last = 0, len(chunks) - 1
+        for i, chunk in enumerate(chunks):
+            key = (chunk, i == 0, i == last)
+            entry = self.chunks.get(key, False)
+            if entry is False:
+                entry = self.chunks[key] = self._chunk(chunk, i == 0, i == last)
+            if entry is None:
+                return self._whole(text)
+            words, word_ids = entry
+            if len(words) == 1:
+                spans.append((offset, offset + len(chunk)))
+            else:
+                spans.extend((offset + a, offset + b) for a, b in words)
+            ids.extend(word_ids)
+            offset += len(chunk) + 1
+        return spans, ids
+
+    def _whole(self, text: str) -> tuple[list[tuple[int, int]], list[int]]:
+        spans = word_spans(text)
+        return spans, [self.word_id(text[a:b]) for a, b in spans]
+
+    def __call__(self, text: str) -> list[tuple[int, int]]:
+        return self.split(text)[0]
 
 
 def _matched_spans(affinity: np.ndarray, score: np.ndarray, spans: Sequence[tuple[int, int]]) -> list[Span]:
@@ -98,44 +209,53 @@ def align_pair(sentence: str, proposition: str) -> list[Span]:
 def _context_scores(affinity: np.ndarray) -> np.ndarray:
     """``convolve2d(a, context_kernel(), mode="same")`` for every matrix of a (B, H, W) stack.
 
-    The kernel is CENTRE*a + (7x7 box sum) - (row band) - (column band) + a; the box and the
-    bands come from zero-padded cumulative sums, all in integers.
+    The kernel is CENTRE at the middle plus its four 3x3 corner blocks, which together are the
+    outer product of ``v = (1, 1, 1, 0, 1, 1, 1)`` with itself: the corners' sum is ``v`` along
+    the rows, then ``v`` along the columns, six shifted adds each, in integers.
     """
     r = KERNEL_RADIUS
+    shifts = [d for d in range(2 * r + 1) if d != r]
     b, h, w = affinity.shape
-    padded = np.zeros((b, h + 2 * r + 1, w + 2 * r + 1), dtype=np.int64)
-    padded[:, r + 1:r + 1 + h, r + 1:r + 1 + w] = affinity
-    integral = padded.cumsum(1).cumsum(2)
-    size = 2 * r + 1
-    box = (integral[:, size:size + h, size:size + w] - integral[:, :h, size:size + w]
-           - integral[:, size:size + h, :w] + integral[:, :h, :w])
-    rows = padded.cumsum(2)  # row band: same row, columns j-r..j+r
-    row_band = rows[:, r + 1:r + 1 + h, size:size + w] - rows[:, r + 1:r + 1 + h, :w]
-    cols = padded.cumsum(1)  # column band: same column, rows i-r..i+r
-    col_band = cols[:, size:size + h, r + 1:r + 1 + w] - cols[:, :h, r + 1:r + 1 + w]
-    return CENTRE_WEIGHT * affinity + box - row_band - col_band + affinity
+    a = affinity.astype(np.int32, copy=False)
+    padded = np.zeros((b, h, w + 2 * r), dtype=np.int32)
+    padded[:, :, r:r + w] = a
+    rows = padded[:, :, shifts[0]:shifts[0] + w].copy()
+    for d in shifts[1:]:
+        rows += padded[:, :, d:d + w]
+    padded = np.zeros((b, h + 2 * r, w), dtype=np.int32)
+    padded[:, r:r + h] = rows
+    corners = padded[:, shifts[0]:shifts[0] + h].copy()
+    for d in shifts[1:]:
+        corners += padded[:, d:d + h]
+    return CENTRE_WEIGHT * a + corners
 
 
-def align_batch(pairs: Sequence[tuple[str, str]], block: int = 256) -> list[list[Span]]:
+def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64) -> list[list[Span]]:
     """``align_pair`` for many ``(sentence, proposition)`` pairs, with identical output.
 
-    Each distinct text is split once and each distinct word normalised once; pairs are
-    handled in blocks of similar size, each block's affinities and context scores computed
-    as one padded integer array; the Hungarian matching runs per pair on its own sub-matrix.
+    Each distinct text is split once, through ``_ChunkedWordSpans`` (NLTK once per distinct chunk
+    shape, not per text), and each distinct lowercased word normalised once; pairs are handled
+    in blocks of similar size, each block's affinities and context scores computed as one
+    padded integer array; the Hungarian matching runs per pair on its own sub-matrix, the same
+    matrix ``align_pair`` gives it.
     """
-    form_ids: dict[str, int] = {}
-    word_forms: dict[str, int] = {}
+    from scipy.optimize import linear_sum_assignment
+
+    form_ids: dict[str, int] = {}  # normalised form -> id
+    lower_forms: dict[str, int] = {}  # lowercased word -> form id (normalise lowercases first)
+
+    def form(word: str) -> int:
+        lower = word.lower()
+        if lower not in lower_forms:
+            lower_forms[lower] = form_ids.setdefault(normalise(lower), len(form_ids))
+        return lower_forms[lower]
+
+    splitter = _ChunkedWordSpans(form)
     split_cache: dict[str, tuple[list[tuple[int, int]], np.ndarray]] = {}
 
     def split(text: str):
         if text not in split_cache:
-            spans = word_spans(text)
-            ids = []
-            for a, b in spans:
-                word = text[a:b]
-                if word not in word_forms:
-                    word_forms[word] = form_ids.setdefault(normalise(word), len(form_ids))
-                ids.append(word_forms[word])
+            spans, ids = splitter.split(text)
             split_cache[text] = (spans, np.asarray(ids, dtype=np.int64))
         return split_cache[text]
 
@@ -153,9 +273,11 @@ def align_batch(pairs: Sequence[tuple[str, str]], block: int = 256) -> list[list
         for k, i in enumerate(chunk):
             prop[k, :len(items[i][1])] = items[i][1]
             sent[k, :len(items[i][0][1])] = items[i][0][1]
-        affinity = (prop[:, :, None] == sent[:, None, :]).astype(np.int64)
+        affinity = (prop[:, :, None] == sent[:, None, :]).astype(np.int32)
         scores = _context_scores(affinity)
         for k, i in enumerate(chunk):
             ph, sw = len(items[i][1]), len(items[i][0][1])
-            results[i] = _matched_spans(affinity[k, :ph, :sw], scores[k, :ph, :sw], items[i][0][0])
+            rows, cols = linear_sum_assignment(scores[k, :ph, :sw], maximize=True)
+            spans = items[i][0][0]
+            results[i] = [list(spans[c]) for c in np.sort(cols[affinity[k, rows, cols] != 0]).tolist()]
     return results

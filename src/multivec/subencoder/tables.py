@@ -88,6 +88,39 @@ def table1(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
+# Table 3's SubEncoders by backbone family, and how a backbone's encoder id or name shows its family.
+TABLE3_FAMILIES: dict[str, tuple[str, ...]] = {"SimCSE": ("simcse",), "GTR": ("gtr",), "ST5": ("st5", "sentence-t5")}
+
+
+def table3_family(backbone: dict[str, Any]) -> str | None:
+    """The Table 3 family (SimCSE, GTR or ST5) of a backbone (``{"name", "encoder"}`` from the config), found
+    in its encoder id or name; None where it is none of them (e.g. the demo's MiniLM, not in Table 3)."""
+    text = f"{backbone.get('encoder', '')} {backbone.get('name', '')}".lower()
+    families = [family for family, marks in TABLE3_FAMILIES.items() if any(mark in text for mark in marks)]
+    if len(families) > 1:
+        raise ValueError(f"backbone {backbone.get('name')!r} ({backbone.get('encoder')!r}) names several Table 3 "
+                         f"families: {families}")
+    return families[0] if families else None
+
+
+def paper_table3(llm: str, backbone: dict[str, Any]) -> float | None:
+    """The paper's Table 3 Spearman r x100 for ``llm`` picking the words and a SubEncoder of ``backbone``'s
+    family, or None where the paper has no such row (another LLM or family)."""
+    family = table3_family(backbone)
+    return None if family is None else PAPER_TABLE3.get((llm, family))
+
+
+def table3(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """``rows``: ``{"llm", "backbone": config backbone, "spearman_x100", "counts": csts_predictions' counts}``."""
+    records = []
+    for row in rows:
+        records.append({"llm": row["llm"], "subencoder": row["backbone"]["name"],
+                        "spearman_x100": _round(row["spearman_x100"]),
+                        "paper_family": table3_family(row["backbone"]) or "",
+                        "paper_spearman_x100": paper_table3(row["llm"], row["backbone"]), **row["counts"]})
+    return pd.DataFrame.from_records(records)
+
+
 def table4(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     records = []
     for row in rows:
