@@ -10,7 +10,11 @@ as the Hugging Face ``imdb`` copy the thesis's code reads has them). Rows are or
 (label, n), so the output never depends on the archive's member order.
 
 ``check_counts`` fails with the archive's name when a split or label does not have the expected
-number of reviews (a truncated or different archive).
+number of reviews (a truncated or different archive). ``write_splits`` writes each split as a
+distillation document set with labels (``data/built/distill/eval_imdb_{train,test}.jsonl``), so every
+teacher and student rule embeds it; ``evaluate_row`` trains the thesis's head
+(``multivec.distill.classification_head``) on one row's training embeddings and scores test accuracy;
+``write_table`` writes ``results/distill_imdb.{csv,md}``.
 """
 
 from __future__ import annotations
@@ -81,3 +85,74 @@ def check_counts(splits: dict[str, list[dict]], per_split: int | None, archive: 
             raise MalformedInputError(archive, None, f"IMDB {split}: expected {per_split} reviews, half positive; "
                                                      f"found {counts[split]}")
     return counts
+
+
+# ---- the IMDB evaluation of one embeddings row and the paper-scale table (results/distill_imdb.{csv,md})
+
+TABLE_COLUMNS = ("row", "kind", "model", "dimension", "imdb_accuracy", "imdb_train_accuracy", "head_final_loss",
+                 "head_steps", "head_seconds", "n_train", "n_test")
+
+
+def write_splits(splits: dict[str, list[dict]], paths: dict[str, str | os.PathLike]) -> None:
+    """Each split's rows ``{"id", "text", "label"}`` to its JSONL path (the distillation's document format
+    plus the label, so every embedding rule reads it as a document set)."""
+    from multivec.io import write_jsonl
+
+    for split in SPLITS:
+        write_jsonl(paths[split], [{"id": r["id"], "text": r["text"], "label": r["label"]} for r in splits[split]])
+
+
+def read_labels(path: str | os.PathLike) -> tuple[list[str], "np.ndarray"]:
+    """``(ids, labels)`` of an IMDB split file written by ``write_splits``."""
+    import numpy as np
+
+    from multivec.io import iter_jsonl
+
+    ids, labels = [], []
+    for number, row in iter_jsonl(path):
+        if not isinstance(row.get("id"), str) or row.get("label") not in (0, 1):
+            raise MalformedInputError(path, number, "each row needs a string 'id' and a 'label' 0 or 1")
+        ids.append(row["id"])
+        labels.append(row["label"])
+    if not ids:
+        raise MalformedInputError(path, None, "no reviews")
+    return ids, np.array(labels, dtype=np.int64)
+
+
+def evaluate_row(name: str, kind: str, embeddings: dict[str, str | os.PathLike],
+                 documents: dict[str, str | os.PathLike], head_config) -> dict:
+    """Train the head on ``embeddings["train"]`` with the labels of ``documents["train"]``, accuracy on
+    ``test``; one row of the table (``TABLE_COLUMNS``)."""
+    from multivec.distill.classification_head import evaluate_head
+    from multivec.distill.embeddings import read_embeddings, vectors_for
+
+    data = {}
+    for split in SPLITS:
+        ids, labels = read_labels(documents[split])
+        data[split] = (vectors_for(embeddings[split], ids), labels)
+    result = evaluate_head(*data["train"], *data["test"], head_config)
+    meta = read_embeddings(embeddings["test"])[2]
+    return {"row": name, "kind": kind, "model": meta.get("model", ""), "dimension": result.dimension,
+            "imdb_accuracy": round(result.accuracy, 4), "imdb_train_accuracy": round(result.train_accuracy, 4),
+            "head_final_loss": round(result.final_train_loss, 4), "head_steps": result.steps,
+            "head_seconds": round(result.seconds, 1), "n_train": result.n_train, "n_test": result.n_test}
+
+
+def write_table(rows: list[dict], csv_path: str | os.PathLike, md_path: str | os.PathLike, note: str = "") -> None:
+    """``results/distill_imdb.{csv,md}``; there are no ``paper_*`` columns (the thesis's results chapter is empty)."""
+    from multivec.io import write_csv
+
+    if not rows:
+        raise ValueError("no IMDB rows to write")
+    rows = [{column: row.get(column) for column in TABLE_COLUMNS} for row in rows]
+    write_csv(csv_path, rows)
+
+    def cell(value):
+        return "–" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
+    lines += ["| " + " | ".join(cell(row[c]) for c in TABLE_COLUMNS) + " |" for row in rows]
+    text = ("IMDB sentiment (Maas et al. 2011; Burian 2023 §5.1.1): the thesis's head (Linear -> 50 -> ReLU -> "
+            "Dropout 0.5 -> Linear, label smoothing 0.1, 10 epochs of 32, AdamW 1e-4, weight decay 0.1, cosine) "
+            "trained on each row's frozen embeddings of the 25k training reviews; accuracy on the 25k test reviews.")
+    Path(md_path).write_text("\n".join(lines) + "\n\n" + text + (f" {note}" if note else "") + "\n", encoding="utf-8")
