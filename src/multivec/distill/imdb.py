@@ -148,11 +148,12 @@ def write_table(rows: list[dict], csv_path: str | os.PathLike, md_path: str | os
     write_csv(csv_path, rows)
 
     def cell(value):
-        return "–" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+        return "–" if value is None else str(value)  # floats are rounded in evaluate_row
 
     lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
     lines += ["| " + " | ".join(cell(row[c]) for c in TABLE_COLUMNS) + " |" for row in rows]
     text = ("IMDB sentiment (Maas et al. 2011; Burian 2023 §5.1.1): the thesis's head (Linear -> 50 -> ReLU -> "
             "Dropout 0.5 -> Linear, label smoothing 0.1, 10 epochs of 32, AdamW 1e-4, weight decay 0.1, cosine) "
-            "trained on each row's frozen embeddings of the 25k training reviews; accuracy on the 25k test reviews.")
+            "trained on each row's frozen embeddings of the training reviews (n_train; 25k at paper scale), "
+            "accuracy on the test reviews (n_test).")
     Path(md_path).write_text("\n".join(lines) + "\n\n" + text + (f" {note}" if note else "") + "\n", encoding="utf-8")
