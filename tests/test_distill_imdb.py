@@ -65,3 +65,32 @@ def test_unreadable_or_missing_archive(tmp_path):
         read_imdb(bad)
     with pytest.raises(FileNotFoundError, match="missing.tar.gz"):
         read_imdb(tmp_path / "missing.tar.gz")
+
+
+def test_split_files_feed_the_head_and_the_table(archive, tmp_path):
+    import numpy as np
+
+    from multivec.distill.classification_head import HeadConfig
+    from multivec.distill.documents import read_documents
+    from multivec.distill.embeddings import write_embeddings
+    from multivec.distill.imdb import evaluate_row, read_labels, write_splits, write_table
+    import csv
+
+    paths = {s: tmp_path / f"eval_imdb_{s}.jsonl" for s in ("train", "test")}
+    write_splits(read_imdb(archive), paths)
+    assert [d["id"] for d in read_documents(paths["test"])][:2] == ["imdb_test_neg_0", "imdb_test_neg_2"]
+    folders = {}
+    for split, path in paths.items():
+        ids, labels = read_labels(path)
+        vectors = np.outer(2.0 * labels - 1.0, np.ones(4)) + 0.1 * np.arange(len(ids))[:, None]
+        folders[split] = write_embeddings(tmp_path / split, ids[::-1], vectors[::-1], {"model": "toy"})
+    row = evaluate_row("toy_row", "structural_teacher", folders, paths, HeadConfig(lr=0.05, epochs=30, device="cpu"))
+    assert row["imdb_accuracy"] == 1.0 and (row["n_train"], row["n_test"], row["dimension"]) == (6, 6, 4)
+    assert row["model"] == "toy" and row["head_steps"] == 30
+    write_table([row], tmp_path / "t.csv", tmp_path / "t.md")
+    with open(tmp_path / "t.csv", newline="") as handle:
+        assert next(csv.DictReader(handle))["imdb_accuracy"] == "1.0"
+    assert "| toy_row | structural_teacher | toy | 4 | 1.0 |" in (tmp_path / "t.md").read_text()
+    paths["train"].write_text('{"id": "x", "text": "t", "label": 3}\n')
+    with pytest.raises(MalformedInputError, match="eval_imdb_train.jsonl:1: each row needs"):
+        read_labels(paths["train"])
