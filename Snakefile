@@ -34,6 +34,7 @@ include: "rules/subencoder.smk"
 include: "rules/distill_teachers.smk"
 include: "rules/distill_common.smk"
 include: "rules/distill.smk"
+include: "rules/distill_paper_tasks.smk"
 # Last: every work above has registered its training corpora and evaluation tasks for the audit.
 include: "rules/audit.smk"
 
@@ -45,3 +46,4 @@ rule all:
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
         "results/distill_table.csv",
+        DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}

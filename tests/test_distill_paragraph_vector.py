@@ -80,3 +80,23 @@ def test_identical_across_processes_with_the_rules_hash_seed(texts):
     assert first == second
     # Training does not depend on Python's hash salt (stable word hash); only infer_vector's start does.
     assert run(1)[0] == first[0]
+
+
+def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
+    from multivec.distill.paragraph_vector import infer_part, load_models, save_models, train_part
+
+    variant = PVVariant.from_config({"name": "v", "parts": [
+        {"architecture": "dm", "vector_size": 8, "min_count": 2, "preprocessing": "lowercase"},
+        {"architecture": "dbow", "vector_size": 6, "min_count": 2, "preprocessing": "none"}]}, epochs=2, seed=3)
+    train, first, second = texts[:40], texts[40:50], texts[50:]
+    in_process = train_and_infer(variant, train, {"first": first, "second": second})
+    save_models(tmp_path / "pv", variant, [train_part(p, train, variant.epochs, variant.seed) for p in variant.parts])
+    loaded, models = load_models(tmp_path / "pv")
+    assert loaded == variant
+    for name, unseen in (("first", first), ("second", second)):  # the same order of infer_vector calls
+        got = np.concatenate([infer_part(m, p, unseen) for m, p in zip(models, loaded.parts)], axis=1)
+        assert got.shape == (len(unseen), 14)
+        assert np.array_equal(got, in_process.inferred[name])
+    (tmp_path / "pv" / "part1.model").unlink()
+    with pytest.raises(FileNotFoundError, match="part1.model: missing"):
+        load_models(tmp_path / "pv")

@@ -210,6 +210,8 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "distill evaluation task": lambda p: (p.mkdir(parents=True), write_jsonl(p / "labels.jsonl",
                                                                              [{"id": "d0", "label": 1}])),
     "distill student": _distill_student,
+    "paragraph vector model": lambda p: (p.mkdir(parents=True), (p / "part0.model").write_bytes(b"gensim"),
+                                         write_json(p / "variant.json", {"name": "v", "parts": [{"vector_size": 4}]})),
 }
 
 

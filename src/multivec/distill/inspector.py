@@ -1,6 +1,7 @@
 """Inspectors for the distillation teachers' artifacts (Burian 2023, §3.2, §5): the embeddings
-folders (``multivec.distill.embeddings``) and the demo evaluation tasks' gold folders
-(``multivec.distill.documents``)."""
+folders (``multivec.distill.embeddings``), the demo evaluation tasks' gold folders
+(``multivec.distill.documents``) and saved Paragraph Vector models
+(``multivec.distill.paragraph_vector.save_models``)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,19 @@ def inspect_eval_task(path: Path, report: Report) -> None:
     meta = path.parent / "meta.json"
     if meta.is_file():
         report.line(f"builder: {short_json(read_json_checked(meta).get('builder'), 80)}")
+
+
+@inspector("paragraph vector model", "a saved Paragraph Vector variant: variant.json + part<i>.model (gensim)",
+           is_dir_with("variant.json", "part0.model"), 80)
+def inspect_pv_model(path: Path, report: Report) -> None:
+    record = read_json_checked(path / "variant.json")
+    parts = record.get("parts", [])
+    report.line(f"variant: {record.get('name')}  parts: {len(parts)}  dimension: "
+                f"{sum(int(p.get('vector_size', 0)) for p in parts)}  epochs: {record.get('epochs')}  "
+                f"seed: {record.get('seed')}")
+    for i, part in enumerate(parts):
+        size = sum(f.stat().st_size for f in path.glob(f"part{i}.model*"))
+        report.line(f"  part{i}: {short_json(part, 100)}  ({size:,} bytes on disk)")
+    for key in ("n_documents", "vocabulary", "documents", "seconds"):
+        if key in record:
+            report.line(f"{key}: {short_json(record[key], 80)}")

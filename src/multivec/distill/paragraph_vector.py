@@ -12,10 +12,15 @@ Determinism: one worker, a fixed ``seed`` and a fixed word hash (``stable_hash``
 word vectors do not depend on Python's salted ``hash``); ``infer_vector`` seeds a new document's
 start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASHSEED``
 (``ensure_hash_seed``). Same seed and input give byte-identical vectors.
+
+``save_models`` / ``load_models`` keep a trained variant (gensim's format, one model per part) so
+documents needed later (paper scale: IMDB, rules/distill_paper_tasks.smk) get ``infer_vector`` from the
+very model, without retraining; inferring after a reload continues the saved model's RNG.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -23,6 +28,7 @@ import sys
 import time
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -128,6 +134,47 @@ def train_part(part: PVPart, texts: list[str], epochs: int, seed: int):
     return model
 
 
+def infer_part(model, part: PVPart, texts: list[str]) -> np.ndarray:
+    """``infer_vector`` of each text ([N, part.vector_size]), in order (each call advances the model's RNG)."""
+    if not texts:
+        return np.zeros((0, part.vector_size), np.float32)
+    return np.stack([model.infer_vector(tokenize(t, part.preprocessing)) for t in texts])
+
+
+def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, meta: dict | None = None) -> None:
+    """Each part's trained ``Doc2Vec`` as ``part<i>.model`` (gensim's format; large arrays beside it) and
+    ``variant.json`` (the variant, so ``load_models`` rebuilds it)."""
+    if len(models) != len(variant.parts):
+        raise ValueError(f"{variant.name}: {len(models)} models for {len(variant.parts)} parts")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, model in enumerate(models):
+        model.save(str(folder / f"part{i}.model"))
+    record = {"name": variant.name, "parts": [vars(p) for p in variant.parts], "epochs": variant.epochs,
+              "seed": variant.seed, **(meta or {})}
+    (folder / "variant.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list]:
+    """``(variant, [Doc2Vec per part])`` written by ``save_models``; errors name the missing file."""
+    from gensim.models.doc2vec import Doc2Vec
+
+    folder = Path(folder)
+    path = folder / "variant.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing (a saved Paragraph Vector model folder holds variant.json "
+                                "and part<i>.model)")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    variant = PVVariant.from_config(record, epochs=record.get("epochs", 10), seed=record.get("seed", 13))
+    models = []
+    for i in range(len(variant.parts)):
+        part_path = folder / f"part{i}.model"
+        if not part_path.is_file():
+            raise FileNotFoundError(f"{part_path}: missing (variant {variant.name} has {len(variant.parts)} parts)")
+        models.append(Doc2Vec.load(str(part_path)))
+    return variant, models
+
+
 def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str, list[str]]) -> PVResult:
     """Train every part on ``train_texts``; their trained vectors (concatenated, in part order) and
     ``infer_vector`` embeddings of each unseen document set ``{name: texts}``."""
@@ -138,9 +185,7 @@ def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str
         vocab.append(len(model.wv))
         train_parts.append(np.stack([model.dv[i] for i in range(len(train_texts))]))
         for name, texts in unseen.items():
-            inferred_parts[name].append(np.stack([model.infer_vector(tokenize(t, part.preprocessing))
-                                                  for t in texts]) if texts
-                                        else np.zeros((0, part.vector_size), np.float32))
+            inferred_parts[name].append(infer_part(model, part, texts))
     return PVResult(np.concatenate(train_parts, axis=1).astype(np.float32),
                     {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred_parts.items()},
                     vocab, time.time() - start)

@@ -38,6 +38,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/raw/**/*.zip", "archive", "a downloaded zip (WikiText-103, ParaBank)"),
     ArtifactKind("data/raw/**/*.tgz", "archive", "a downloaded tar archive (WMT19 dev)"),
     ArtifactKind("data/raw/**/*.bz2", "compressed", "a compressed dump (gensim's Wikipedia sample)"),
+    ArtifactKind("data/raw/**/*.tar.gz", "archive", "a downloaded tar.gz archive (IMDB aclImdb_v1)"),
     ArtifactKind("data/raw/**/*.gz", "compressed", "a compressed corpus (News Commentary)"),
     ArtifactKind("data/raw/**/*.txt", "text", "downloaded raw text (WikiText-2)"),
     ArtifactKind("data/raw/gensim/*.cor", "text", "gensim's Lee corpus"),
@@ -68,6 +69,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     # document embedding by distillation, student side (rules/distill.smk)
     ArtifactKind("data/distill/student/*/*", "distill embeddings", "a student's embeddings of one split"),
     ArtifactKind("data/distill/concat/*", "distill embeddings", "both teachers' embeddings side by side"),
+    ArtifactKind("models/paragraph_vector/*", "paragraph vector model", "a saved Paragraph Vector variant"),
     ArtifactKind("models/distill/*", "distill student", "a trained distillation student"),
     # trained models (rules/nugget.smk)
     ArtifactKind("models/*/*", "model", "a trained model folder"),

@@ -1,0 +1,164 @@
+# Document embedding by distillation (Burian 2023), paper-scale evaluation (§5.1.1): IMDB sentiment.
+# The official aclImdb_v1.tar.gz -> data/built/distill/eval_imdb_{train,test}.jsonl ({id, text, label});
+# every SBERT teacher and every Paragraph Vector variant embeds both splits (PV: a saved model,
+# models/paragraph_vector/<variant>/, trained on the distillation training documents as the teachers'
+# paragraph_vector rule trains it, then infer_vector); the students, the untrained student and the two
+# teachers concatenated come from rules/distill.smk's rules (their {split} is eval_imdb_train/test); the
+# thesis's head trains on each row's frozen training embeddings -> test accuracy:
+# results/distill_imdb/<row>.json -> results/distill_imdb.{csv,md}.
+# Off at demo (distill.paper_tasks.enabled: false; IMDB is not offline); config/paper.yaml turns it on,
+# which adds DISTILL_PAPER_TARGETS to rule all and IMDB test to the overlap audit.
+
+include: "distill_paper_tasks_common.smk"
+
+
+rule distill_imdb_documents:
+    # IMDB 25k/25k from the official tarball (multivec.distill.imdb; counts checked).
+    input:
+        raw("imdb", "aclImdb_v1.tar.gz"),
+    output:
+        train=IMDB_DOCUMENTS["train"],
+        test=IMDB_DOCUMENTS["test"],
+        meta="data/built/distill/imdb/meta.json",
+    params:
+        per_split=DISTILL_PAPER.get("imdb_reviews_per_split"),
+    log:
+        "logs/distill/imdb_documents.log",
+    benchmark:
+        "benchmarks/rules/distill/imdb_documents.tsv"
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_documents.py"
+
+
+rule distill_imdb_structural_teacher:
+    # The teachers' SBERT script on the IMDB splits (length-sorted batches, truncation share recorded).
+    input:
+        documents=lambda wc: distill_documents(wc.split),
+        model=lambda wc: [MPNET_MODEL] if wc.model in ("mpnet", "all-mpnet-base-v2") else [],
+    output:
+        folder=directory("data/distill/teachers/sbert_{model}/{split}"),
+    params:
+        settings=DISTILL["structural_teacher"],
+    wildcard_constraints:
+        model="|".join(map(re.escape, SBERT_MODELS)),
+        split="|".join(IMDB_SPLITS.values()),
+    log:
+        "logs/distill/sbert_{model}/{split}.log",
+    benchmark:
+        "benchmarks/rules/distill/sbert_{model}/{split}.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_teacher_sbert.py"
+
+
+rule paragraph_vector_model:
+    # One PV variant trained on the distillation training documents and saved (gensim format), with the
+    # teachers' paragraph_vector settings: one worker, config seed, fixed PYTHONHASHSEED.
+    input:
+        train=distill_documents("train"),
+    output:
+        folder=directory(PV_MODEL),
+    params:
+        action="train",
+        variant=lambda wc: PV_VARIANTS[wc.variant],
+        epochs=DISTILL["contextual_teacher"]["epochs"],
+        seed=config["seed"],
+        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
+    wildcard_constraints:
+        variant="|".join(map(re.escape, PV_VARIANTS)),
+    log:
+        "logs/distill/pv_model_{variant}.log",
+    benchmark:
+        "benchmarks/rules/distill/pv_model_{variant}.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_pv.py"
+
+
+rule distill_imdb_contextual_teacher:
+    # infer_vector of the IMDB splits from the saved model, train then test (a fixed call order).
+    input:
+        model=PV_MODEL,
+        documents=[IMDB_DOCUMENTS["train"], IMDB_DOCUMENTS["test"]],
+    output:
+        folders=[directory(distill_teacher_dir("pv", "{variant}", IMDB_SPLITS[p])) for p in ("train", "test")],
+    params:
+        action="infer",
+        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
+    wildcard_constraints:
+        variant="|".join(map(re.escape, PV_VARIANTS)),
+    log:
+        "logs/distill/pv_imdb_{variant}.log",
+    benchmark:
+        "benchmarks/rules/distill/pv_imdb_{variant}.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_pv.py"
+
+
+rule distill_imdb_head:
+    # The thesis's head on one row's frozen IMDB embeddings: train on train, accuracy on test.
+    input:
+        train=lambda wc: distill_imdb_rows()[wc.row]["embeddings"]["train"],
+        test=lambda wc: distill_imdb_rows()[wc.row]["embeddings"]["test"],
+        train_documents=IMDB_DOCUMENTS["train"],
+        test_documents=IMDB_DOCUMENTS["test"],
+    output:
+        "results/distill_imdb/{row}.json",
+    params:
+        kind=lambda wc: distill_imdb_rows()[wc.row]["kind"],
+        head={**DISTILL_PAPER.get("head", {}), "seed": config["seed"]},
+    wildcard_constraints:
+        row="|".join(map(re.escape, distill_imdb_rows())),
+    log:
+        "logs/distill/imdb_head_{row}.log",
+    benchmark:
+        "benchmarks/rules/distill/imdb_head_{row}.tsv"
+    threads: rule_resources("train")["threads"]
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+        gpu=rule_resources("train").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_head.py"
+
+
+rule distill_imdb_table:
+    input:
+        expand("results/distill_imdb/{row}.json", row=list(distill_imdb_rows())),
+    output:
+        csv="results/distill_imdb.csv",
+        md="results/distill_imdb.md",
+    params:
+        note=lambda wc: f"Scale {config['scale']}; student {config['distill']['student']['backbone']}.",
+    log:
+        "logs/distill/imdb_table.log",
+    benchmark:
+        "benchmarks/rules/distill/imdb_table.tsv"
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_table.py"
