@@ -336,9 +336,11 @@ class NuggetModel(nn.Module):
         return cross_attention_bias(nuggets.mask, scores, self.decoder.head_dim, computation_dtype(nuggets.vectors))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor,
-                labels: torch.Tensor, sentence_end_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted)."""
-        nuggets = self.encode(input_ids, attention_mask, sentence_end_mask)
+                labels: torch.Tensor, sentence_end_mask: torch.Tensor | None = None,
+                bottom_states: torch.Tensor | None = None) -> torch.Tensor:
+        """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted).
+        ``bottom_states``: ``encode_bottom``'s output from a cache (see ``training.BottomCache``)."""
+        nuggets = self.encode(input_ids, attention_mask, sentence_end_mask, bottom_states)
         hidden, _ = self.decoder(decoder_input_ids, nuggets.vectors, self.memory_bias(nuggets))
         predicted = labels != IGNORE_INDEX
         # Project only the positions with a label: the output layer is the costliest matrix product.
