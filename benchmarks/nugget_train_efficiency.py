@@ -15,7 +15,7 @@ comparable). Cases:
 - ``fp32`` / ``bf16_autocast``: seconds per step with CPU bfloat16 autocast (pays only on CPUs with
   AVX512-BF16/AMX; recorded with the CPU's flags).
 
-    python benchmarks/nugget_train_efficiency.py [--seconds 75] [--cases ...]
+    python benchmarks/nugget_train_efficiency.py [--seconds 60] [--cases ...] [--append]
 
 Writes results/benchmarks/nugget_train_efficiency.{csv,png}, naming the machine.
 """
@@ -174,7 +174,7 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    learned = [r for r in rows if r.get("dev_nats_per_char") not in (None, "")]
+    learned = [r for r in rows if r.get("dev_nats_per_char") is not None]
     left.barh([r["case"] for r in learned], [r["dev_nats_per_char"] for r in learned], color="tab:blue")
     left.set_xlabel(f"dev loss, nats/character after {learned[0]['cpu_seconds']:.0f} CPU-s (lower is better)"
                     if learned else "dev loss")
@@ -194,6 +194,7 @@ def main() -> None:
     parser.add_argument("--speed-steps", type=int, default=4)
     parser.add_argument("--dev-docs", type=int, default=32)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--append", action="store_true", help="keep the CSV's other cases (run cases in parts)")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "benchmarks" / "nugget_train_efficiency")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -212,12 +213,19 @@ def main() -> None:
         row["description"] = DESCRIPTIONS[row["case"]]
         row["machine"] = where
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{k: (f"{v:.4g}" if isinstance(v, float) and math.isfinite(v) else v) for k, v in row.items()
+             if k in COLUMNS} for row in rows]
+    if args.append and args.out.with_suffix(".csv").exists():  # earlier cases, replaced where re-run
+        with open(args.out.with_suffix(".csv"), newline="") as handle:
+            earlier = [r for r in csv.DictReader(handle) if r["case"] not in {row["case"] for row in rows}]
+        rows = earlier + rows
     with open(args.out.with_suffix(".csv"), "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{v:.4g}" if isinstance(v, float) and math.isfinite(v) else v)
-                             for k, v in row.items() if k in COLUMNS})
+        writer.writerows(rows)
+    for row in rows:
+        for key in ("cpu_seconds", "cpu_seconds_per_step", "dev_nats_per_char"):
+            row[key] = float(row[key]) if row.get(key) not in (None, "") else None
     plot(rows, args.out.with_suffix(".png"), f"NUGGET AE r=0.25 demo training on {where}")
     print(f"wrote {args.out.with_suffix('.csv')} and .png")
 
