@@ -231,10 +231,12 @@ def long_model_files(objective, ratio):
 
 
 def long_model_config(objective, ratio):
-    """NuggetConfig fields of a longer-trained model: Table 2's row config + `nugget_analysis.model`."""
+    """NuggetConfig fields of a longer-trained model: Table 2's row config + `nugget_analysis.model`
+    + `nugget_analysis.model_by_objective[objective]`."""
     r = float(ratio)
     base = tsdae_model_config(objective) if r == 0 else nugget_model_config(objective, r)
-    return {**base, **config["nugget_analysis"]["model"]}
+    analysis = config["nugget_analysis"]
+    return {**base, **analysis["model"], **analysis.get("model_by_objective", {}).get(objective, {})}
 
 
 def long_train_config():

@@ -21,6 +21,7 @@ OBJECTIVES = ("ae", "mt")
 SELECTORS = ("learned", "chunking", "sentence_boundary")
 BOTTLENECKS = ("nuggets", "mean")
 TARGET_TOKENIZERS = ("bpe", "source")
+DECODER_INITS = ("scratch", "encoder")
 # Punctuation the chunking selector may end a chunk at: §7.1 says "comma or period"; "wide" is an option.
 CHUNK_PUNCTUATION = ("comma_period", "wide")
 
@@ -63,6 +64,12 @@ class NuggetConfig:
     decoder_heads: int = 6
     decoder_ffn: int = 1536
     decoder_dropout: float = 0.1
+    # Demo decoder initialisation ("bert_decoder" only): "scratch" (random MBartDecoder, decoder_heads and
+    # decoder_ffn apply) or "encoder" (warm start from the encoder's own layers, Rothe et al. 2020; needs
+    # target_tokenizer "source"; heads and widths are the encoder's). decoder_copy_layers: which encoder
+    # layers (0-based) the decoder copies, one per decoder layer; None = the first decoder_layers.
+    decoder_init: str = "scratch"
+    decoder_copy_layers: list[int] | None = None
     # Target vocabulary: "bpe" trains a byte-level BPE on the training targets; "source" reuses the
     # encoder's tokenizer (required for "mbart", whose pretrained decoder has that vocabulary).
     target_tokenizer: str = "bpe"
@@ -98,6 +105,18 @@ class NuggetConfig:
         check(self.target_vocab_size >= 300, "target_vocab_size", "must be >= 300 (256 byte symbols + specials)")
         check(self.decoder_layers >= 1 and self.decoder_heads >= 1 and self.decoder_ffn >= 1,
               "decoder_layers", "decoder sizes must be positive")
+        check(self.decoder_init in DECODER_INITS, "decoder_init", f"expected one of {DECODER_INITS}")
+        if self.decoder_init == "encoder":
+            check(self.architecture == "bert_decoder", "decoder_init",
+                  "warm start from the encoder is for architecture 'bert_decoder' (mbart has its own decoder)")
+            check(self.target_tokenizer == "source", "decoder_init",
+                  "a decoder warm-started from the encoder shares its word embeddings: set target_tokenizer: source")
+        copied = self.decoder_copy_layers
+        if copied is not None:
+            check(self.decoder_init == "encoder", "decoder_copy_layers", "only with decoder_init: encoder")
+            check(isinstance(copied, list) and len(copied) == self.decoder_layers
+                  and all(type(i) is int and i >= 0 for i in copied), "decoder_copy_layers",
+                  "must list decoder_layers encoder layer indices (0-based)")
         if self.architecture == "mbart":
             check(self.target_tokenizer == "source", "target_tokenizer",
                   "architecture 'mbart' keeps its pretrained decoder, so the target vocabulary must be 'source'")
@@ -111,6 +130,11 @@ class NuggetConfig:
             check(self.noise_deletion == 0.0, "noise_deletion",
                   "selector 'sentence_boundary' reads per-token sentence ends, which deleting tokens would "
                   "shift: set 0")
+
+    @property
+    def decoder_source_layers(self) -> list[int]:
+        """The encoder layers a warm-started decoder copies (decoder_init: encoder)."""
+        return list(self.decoder_copy_layers) if self.decoder_copy_layers is not None else list(range(self.decoder_layers))
 
     @property
     def frozen_bottom(self) -> int:

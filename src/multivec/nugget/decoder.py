@@ -1,16 +1,27 @@
 """The decoder that reads nuggets (paper §3, eq. 1 and the residual connection of eq. 5).
 
-Both architectures use the library's ``MBartDecoder`` (causal self-attention + cross-attention to the
-nuggets): at paper scale it is mBART-50's pretrained decoder, at demo/smoke scale a small one of the
-same class trained from scratch. The residual connection reaches every cross-attention of every layer
-and head through one door: the decoder's ``encoder_attention_mask``. Given a 4-D float tensor,
+Three ways to get one, all the library's own modules (causal self-attention + cross-attention to the
+nuggets):
+- paper scale: mBART-50's pretrained ``MBartDecoder``;
+- ``decoder_init: scratch`` (demo/smoke): a small ``MBartDecoder`` trained from scratch;
+- ``decoder_init: encoder`` (demo): warm-started from the pretrained BERT-style encoder's own layers,
+  as encoder-decoder warm starting does (Rothe et al., TACL 2020, "bert2bert"): a ``BertModel`` with
+  ``is_decoder`` (causal self-attention) and ``add_cross_attention``; the chosen encoder layers'
+  self-attention and feed-forward weights and the embeddings' positions/LayerNorm are copied, the
+  cross-attentions start random, and the word embedding IS the encoder's (one shared matrix, frozen
+  with the frozen bottom), so the target vocabulary is the source tokenizer's.
+The residual connection reaches every cross-attention of every layer and head through one door: the
+decoder's ``encoder_attention_mask``. Given a 4-D float tensor,
 ``transformers.masking_utils.create_bidirectional_mask`` returns it unchanged (``_preprocess_mask_arguments``
-early-exits on 4-D masks) and both the sdpa and the eager attention add it to q·k·scaling before the
-softmax, so the tensor from ``selection.cross_attention_bias`` is the whole mechanism.
-The output layer is tied to the decoder's input embedding (as in mBART).
+early-exits on 4-D masks; ``MBartDecoder`` and ``BertModel`` both call it) and both the sdpa and the eager
+attention add it to q·k·scaling before the softmax, so the tensor from ``selection.cross_attention_bias``
+is the whole mechanism. The output layer is tied to the decoder's input word embedding (as in mBART).
 """
 
 from __future__ import annotations
+
+import copy
+from typing import Sequence
 
 import torch
 from torch import nn
@@ -33,12 +44,17 @@ class TargetDecoder(nn.Module):
     def __init__(self, decoder: MBartDecoder, final_logits_bias: torch.Tensor | None = None):
         super().__init__()
         self.decoder = decoder
-        vocab_size = decoder.embed_tokens.num_embeddings
+        vocab_size = (decoder.embeddings.word_embeddings if decoder.config.model_type == "bert"
+                      else decoder.embed_tokens).num_embeddings
         bias = torch.zeros(1, vocab_size) if final_logits_bias is None else final_logits_bias.detach().clone()
         # mBART's pretrained output bias (zeros in released checkpoints); a buffer there too, never trained.
         self.register_buffer("final_logits_bias", bias)
-        self.num_heads = decoder.config.decoder_attention_heads
-        self.head_dim = decoder.config.d_model // self.num_heads
+        config = decoder.config
+        if config.model_type == "bert":
+            self.num_heads, width = config.num_attention_heads, config.hidden_size
+        else:
+            self.num_heads, width = config.decoder_attention_heads, config.d_model
+        self.head_dim = width // self.num_heads
 
     @classmethod
     def from_scratch(cls, hidden_size: int, vocab_size: int, pad_id: int, layers: int, heads: int, ffn: int,
@@ -53,6 +69,42 @@ class TargetDecoder(nn.Module):
         config._attn_implementation = "sdpa"
         return cls(MBartDecoder(config))
 
+    @classmethod
+    def from_encoder(cls, bert: nn.Module, layers: Sequence[int], dropout: float) -> "TargetDecoder":
+        """A decoder warm-started from a BERT-style encoder (``BertModel``): decoder layer j copies encoder
+        layer ``layers[j]`` (self-attention, feed-forward, their LayerNorms); cross-attention is new
+        (random, the library's initialisation); positions, token types and the embedding LayerNorm are
+        copied; the word embedding module is shared with the encoder (input and output layer)."""
+        from transformers import BertModel
+
+        if getattr(bert.config, "model_type", None) != "bert":
+            raise ValueError(f"decoder_init 'encoder' needs a BERT-style encoder, got {bert.config.model_type!r}")
+        n = bert.config.num_hidden_layers
+        bad = [i for i in layers if not 0 <= i < n]
+        if bad or not layers:
+            raise ValueError(f"decoder layers to copy {list(layers)}: the encoder has layers 0..{n - 1}")
+        config = copy.deepcopy(bert.config)
+        config.is_decoder, config.add_cross_attention = True, True
+        config.num_hidden_layers = len(layers)
+        config.hidden_dropout_prob, config.attention_probs_dropout_prob = dropout, 0.0
+        config._attn_implementation = "sdpa"
+        decoder = BertModel(config, add_pooling_layer=False)
+        embeddings = bert.embeddings
+        with torch.no_grad():
+            for name in ("position_embeddings", "token_type_embeddings", "LayerNorm"):
+                getattr(decoder.embeddings, name).load_state_dict(getattr(embeddings, name).state_dict())
+            for j, i in enumerate(layers):
+                source, target = bert.encoder.layer[i], decoder.encoder.layer[j]
+                for name in ("attention", "intermediate", "output"):
+                    getattr(target, name).load_state_dict(getattr(source, name).state_dict())
+        decoder.embeddings.word_embeddings = embeddings.word_embeddings  # one matrix: tied to the encoder's
+        return cls(decoder)
+
+    def input_embedding(self) -> nn.Embedding:
+        if self.decoder.config.model_type == "bert":
+            return self.decoder.embeddings.word_embeddings
+        return self.decoder.embed_tokens
+
     def forward(self, input_ids: torch.Tensor, memory: torch.Tensor, memory_bias: torch.Tensor,
                 past_key_values=None, use_cache: bool = False):
         """Decoder hidden states (B × T × d) and the updated cache.
@@ -66,4 +118,4 @@ class TargetDecoder(nn.Module):
         return out.last_hidden_state, out.past_key_values
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(hidden, self.decoder.embed_tokens.weight) + self.final_logits_bias[0]
+        return nn.functional.linear(hidden, self.input_embedding().weight) + self.final_logits_bias[0]

@@ -114,9 +114,17 @@ class NuggetModel(nn.Module):
             self.decoder = TargetDecoder(backbone.model.decoder, backbone.final_logits_bias)
         else:
             self.encoder = BertEncoderAdapter(backbone)
-            self.decoder = TargetDecoder.from_scratch(
-                self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
-                config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout)
+            if config.decoder_init == "encoder":
+                # Warm start (Rothe et al. 2020); ``from_pretrained`` rebuilds it and then loads the weights.
+                if target_tokenizer.vocab_size != backbone.config.vocab_size:
+                    raise ValueError(f"decoder_init 'encoder' shares the encoder's {backbone.config.vocab_size}-word "
+                                     f"embedding, but the target vocabulary has {target_tokenizer.vocab_size}")
+                self.decoder = TargetDecoder.from_encoder(backbone, config.decoder_source_layers,
+                                                          config.decoder_dropout)
+            else:
+                self.decoder = TargetDecoder.from_scratch(
+                    self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
+                    config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout)
 
         for key in ("scorer_layer", "frozen_layers"):
             if (getattr(config, key) or 0) > self.encoder.num_layers:
@@ -227,11 +235,17 @@ class NuggetModel(nn.Module):
         return next(self.parameters()).device
 
     def new_parameter_names(self) -> set[str]:
-        """Parameters trained from scratch (scorer, type embeddings, W^V, the scratch decoder)."""
-        prefixes = ["scorer.", "type_embedding.", "value_projection."]
-        if self.config.architecture != "mbart":
-            prefixes.append("decoder.")
-        return {name for name, _ in self.named_parameters() if name.startswith(tuple(prefixes))}
+        """Parameters trained from scratch (scorer, type embeddings, W^V, the scratch decoder, the warm-started
+        decoder's cross-attentions)."""
+        prefixes = ("scorer.", "type_embedding.", "value_projection.")
+        scratch_decoder = self.config.architecture != "mbart" and self.config.decoder_init == "scratch"
+        warm_decoder = self.config.architecture != "mbart" and self.config.decoder_init == "encoder"
+
+        def is_new(name: str) -> bool:
+            if name.startswith(prefixes) or (scratch_decoder and name.startswith("decoder.")):
+                return True
+            return warm_decoder and name.startswith("decoder.") and ".crossattention." in name
+        return {name for name, _ in self.named_parameters() if is_new(name)}
 
     # -- tokens ----------------------------------------------------------------------------------
     def tokenize_sources(self, texts: Sequence[str], max_tokens: int | None = None) -> list[list[int]]:
@@ -322,9 +336,11 @@ class NuggetModel(nn.Module):
         return cross_attention_bias(nuggets.mask, scores, self.decoder.head_dim, computation_dtype(nuggets.vectors))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor,
-                labels: torch.Tensor, sentence_end_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted)."""
-        nuggets = self.encode(input_ids, attention_mask, sentence_end_mask)
+                labels: torch.Tensor, sentence_end_mask: torch.Tensor | None = None,
+                bottom_states: torch.Tensor | None = None) -> torch.Tensor:
+        """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted).
+        ``bottom_states``: ``encode_bottom``'s output from a cache (see ``training.BottomCache``)."""
+        nuggets = self.encode(input_ids, attention_mask, sentence_end_mask, bottom_states)
         hidden, _ = self.decoder(decoder_input_ids, nuggets.vectors, self.memory_bias(nuggets))
         predicted = labels != IGNORE_INDEX
         # Project only the positions with a label: the output layer is the costliest matrix product.

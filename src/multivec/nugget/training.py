@@ -10,6 +10,12 @@ This module holds only NUGGET's side: reading pairs, tokenising, length-sorted b
 of (seed, epoch)), TSDAE deletion noise (drawn from the engine's (seed, step) generator), the token
 cross-entropy loss, the dev loss and the pretrained/from-scratch parameter groups. Checkpoints,
 resumption, DDP, mixed precision and schedules are the engine's.
+
+Frozen-bottom cache (§3.3 "stabilized training"): the embeddings and layers 1..l are frozen and run in
+eval mode, so without deletion noise a document's layer-l states never change during training.
+``BottomCache`` keeps them (float32, per document, filled as documents are first seen) and later epochs
+and dev evaluations run only the trainable top. It is used only when it cannot change the result
+(``bottom_cache_applies``): no noise, the bottom frozen at least up to the scorer layer.
 """
 
 from __future__ import annotations
@@ -107,18 +113,72 @@ def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int
     return [batches[i] for i in shuffle]
 
 
-def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], noise_generator: torch.Generator | None):
+def bottom_cache_applies(config: NuggetConfig) -> bool:
+    """True when a document's layer-l states are the same at every step: nothing below the scorer trains
+    and no deletion noise changes the input."""
+    return config.frozen_bottom >= config.scorer_layer and config.noise_deletion == 0.0
+
+
+class BottomCache:
+    """Layer-l states of the documents seen so far (n_i × d float32 each, in CPU memory), keyed by row index.
+    Documents past ``max_megabytes`` are computed every time, not stored (a bound for large corpora)."""
+
+    def __init__(self, max_megabytes: float = 4096.0):
+        self.states: dict[int, torch.Tensor] = {}
+        self.hits = self.misses = 0
+        self.max_bytes, self.bytes = max_megabytes * 2 ** 20, 0
+
+    def batch(self, model: NuggetModel, rows: Sequence[int], input_ids: torch.Tensor,
+              attention_mask: torch.Tensor) -> torch.Tensor:
+        """B × width × d states of a right-padded batch; the missing documents' computed in one call."""
+        missing = [j for j, i in enumerate(rows) if i not in self.states]
+        self.misses += len(missing)
+        self.hits += len(rows) - len(missing)
+        lengths = attention_mask.sum(1).tolist()
+        fresh: dict[int, torch.Tensor] = {}
+        if missing:
+            with torch.no_grad():
+                if len(missing) == len(rows):
+                    computed = model.encode_bottom(input_ids, attention_mask)
+                else:
+                    width = int(max(lengths[j] for j in missing))
+                    computed = model.encode_bottom(input_ids[missing, :width], attention_mask[missing, :width])
+            for slot, j in enumerate(missing):
+                fresh[rows[j]] = computed[slot, :lengths[j]].float().cpu().clone()
+        out = torch.zeros(len(rows), input_ids.shape[1], model.encoder.hidden_size, dtype=torch.float32)
+        for j, i in enumerate(rows):
+            doc = fresh[i] if i in fresh else self.states[i]
+            out[j, :len(doc)] = doc
+        for i, doc in fresh.items():
+            if self.bytes + doc.numel() * 4 <= self.max_bytes:
+                self.states[i] = doc
+                self.bytes += doc.numel() * 4
+        return out.to(input_ids.device)
+
+    def megabytes(self) -> float:
+        return self.bytes / 2 ** 20
+
+
+def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], noise_generator: torch.Generator | None,
+               cache: BottomCache | None = None):
     sources = [data.sources[i] for i in rows]
     if noise_generator is not None and model.config.noise_deletion > 0:
         special = set(model.source_tokenizer.all_special_ids)
         sources = [delete_tokens(s, model.config.noise_deletion, special, noise_generator) for s in sources]
     input_ids, attention_mask = model.collate_sources(sources)
     decoder_input_ids, labels = model.target_batch([data.targets[i] for i in rows])
-    if data.sentence_ends is None:
+    sentence_end_mask = None
+    if data.sentence_ends is not None:
+        # Padded with 0 (not the pad id): padding is never a sentence end. No deletion noise here (the
+        # config refuses it with this selector), so the flags stay aligned with the ids.
+        sentence_end_mask, _ = pad_sequences([data.sentence_ends[i] for i in rows], 0, model.device)
+    if cache is not None:
+        if model.config.noise_deletion > 0 and noise_generator is not None:
+            raise ValueError("the frozen-bottom cache cannot be used with deletion noise (inputs change every step)")
+        bottom = cache.batch(model, rows, input_ids, attention_mask)
+        return input_ids, attention_mask, decoder_input_ids, labels, sentence_end_mask, bottom
+    if sentence_end_mask is None:
         return input_ids, attention_mask, decoder_input_ids, labels
-    # Padded with 0 (not the pad id): padding is never a sentence end. No deletion noise here (the
-    # config refuses it with this selector), so the flags stay aligned with the ids.
-    sentence_end_mask, _ = pad_sequences([data.sentence_ends[i] for i in rows], 0, model.device)
     return input_ids, attention_mask, decoder_input_ids, labels, sentence_end_mask
 
 
@@ -134,7 +194,8 @@ def parameter_groups(model: NuggetModel, cfg: TrainConfig) -> list[dict[str, Any
             for group, lr in ((pretrained, cfg.lr), (scratch, cfg.lr_scratch or cfg.lr)) if group]
 
 
-def dev_loss(model: NuggetModel, data: TokenizedPairs, batch_size: int, seed: int, autocast) -> float:
+def dev_loss(model: NuggetModel, data: TokenizedPairs, batch_size: int, seed: int, autocast,
+             cache: BottomCache | None = None) -> float:
     """Token-weighted dev loss. Deletion noise (if any) is drawn from a fixed seed: same noise every time."""
     was_training = model.training
     model.eval()
@@ -143,7 +204,7 @@ def dev_loss(model: NuggetModel, data: TokenizedPairs, batch_size: int, seed: in
     total, count = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
-            batch = make_batch(model, data, order[start:start + batch_size], noise)
+            batch = make_batch(model, data, order[start:start + batch_size], noise, cache)
             tokens = int((batch[3] != -100).sum())
             with autocast():
                 total += float(model(*batch)) * tokens
@@ -161,8 +222,12 @@ class NuggetTask(TrainingTask):
     throughput_unit = "tokens"  # real (non-padding, post-noise) source tokens
 
     def __init__(self, model_config: NuggetConfig, cfg: TrainConfig, train_rows: list[dict[str, str]],
-                 dev_rows: list[dict[str, str]] | None):
+                 dev_rows: list[dict[str, str]] | None, cache_bottom: bool = True):
         self.model_config, self.cfg = model_config, cfg
+        # Frozen-bottom cache (module docstring): on whenever it cannot change the result.
+        applies = cache_bottom and bottom_cache_applies(model_config)
+        self.train_cache = BottomCache() if applies else None
+        self.dev_cache = BottomCache() if applies else None
         self.train_rows, self.dev_rows = train_rows, dev_rows
         self.name = "tsdae" if model_config.bottleneck == "mean" else "nugget"
 
@@ -201,7 +266,7 @@ class NuggetTask(TrainingTask):
         return epoch_batches(self.lengths, self.cfg.batch_size, self.cfg.seed, epoch, self.cfg.length_sorted)
 
     def make_batch(self, spec: list[int], generator: torch.Generator):
-        return make_batch(self.model, self.train_data, spec, generator)
+        return make_batch(self.model, self.train_data, spec, generator, self.train_cache)
 
     def loss(self, module, batch) -> tuple[torch.Tensor, int]:
         return module(*batch), int(batch[1].sum())
@@ -210,7 +275,7 @@ class NuggetTask(TrainingTask):
         if self.dev_data is None:
             return None
         return {"dev_loss": dev_loss(self.model, self.dev_data, self.cfg.dev_batch_size or self.cfg.batch_size,
-                                     self.cfg.seed, runtime.autocast)}
+                                     self.cfg.seed, runtime.autocast, self.dev_cache)}
 
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
         return parameter_groups(self.model, cfg)
