@@ -132,3 +132,19 @@ def test_table4_reads_each_models_config_and_the_paper(tmp_path):
     assert pd.read_csv(tmp_path / "t4.csv")["PI"].tolist() == [90.0] * len(TABLE4_ABLATIONS)
     with pytest.raises(ValueError, match="no rr metrics"):
         table4_record("random", records and ablation_config("random", BASE).to_dict(), {"pi": {"mrr": 1.0}}, None)
+
+
+def test_sentence_boundary_encoding_reads_each_documents_sentence_ends(bpe):
+    """Evaluation documents: punkt sentence ends -> one nugget per sentence; without them, a clear error."""
+    from multivec.nugget.encoding import encode_documents
+
+    cfg = ablation_config("sentence_boundary", {**BASE, "scorer_layer": 1}, layers={3: 1}, sentence_ratio=0.2)
+    model = NuggetModel.from_backbone(cfg, bpe)
+    ends = document_sentence_ends(TEXTS)
+    assert [len(e) for e in ends] == [len(s) for s in SENTENCES]
+    documents = encode_documents(model, TEXTS, batch_size=2, sentence_ends=ends)
+    assert [len(d.vectors) for d in documents] == [len(s) for s in SENTENCES]
+    tokenizer = model.source_tokenizer
+    assert [d.nugget_tokens[-1] for d in documents] == [tokenizer.tokenize(t)[-1] for t in TEXTS]  # the final "." / "!"
+    with pytest.raises(ValueError, match="sentence_ends"):
+        encode_documents(model, TEXTS, batch_size=2)
