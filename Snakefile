@@ -27,6 +27,8 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"
+include: "rules/nugget_ablation_common.smk"
+include: "rules/nugget_ablation.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -43,6 +45,7 @@ rule all:
     input:
         "results/table2.csv",
         "results/table1_tasks.csv",
+        "results/nugget_table4_ablations.csv",
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
         "results/distill_table.csv",

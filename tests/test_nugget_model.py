@@ -401,7 +401,7 @@ def test_table4_ablations_build_the_model_they_name(bpe, name):
     frozen = sum(not any(p.requires_grad for p in layer.parameters()) for layer in model.encoder.layers)
     assert frozen == cfg.scorer_layer == {"nugget_l0": 0, "nugget_l6": 6, "nugget_l9": 9}.get(name, 3)
     assert (model.type_embedding is None) == (name == "no_feedback")
-    assert (model.scorer is None) == (name in ("chunking", "sentence_boundary"))
+    assert (model.scorer is None) == (name in ("chunking", "sentence_boundary", "random"))
     assert (model.rule_selector.kind if model.rule_selector else "learned") == cfg.selector
     ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
     end_mask = None

@@ -143,8 +143,9 @@ def test_table4_ablation_configs_name_what_they_change(name):
     expected_layer = {"nugget_l0": 0, "nugget_l6": 6, "nugget_l9": 9}.get(name, 3)
     assert cfg.objective == "mt" and cfg.scorer_layer == expected_layer and cfg.frozen_bottom == expected_layer
     assert cfg.feedback == (name != "no_feedback")
-    assert cfg.selector == {"chunking": "chunking", "sentence_boundary": "sentence_boundary"}.get(name, "learned")
+    assert cfg.selector == {"chunking": "chunking", "sentence_boundary": "sentence_boundary",
+                            "random": "random"}.get(name, "learned")
     assert cfg.residual == (cfg.selector == "learned")
-    assert cfg.ratio == (0.033 if name in ("nugget_r0.033", "sentence_boundary") else 0.1)
+    assert cfg.ratio == (0.033 if name in ("nugget_r_sb", "sentence_boundary") else 0.1)
     with pytest.raises(ConfigError, match="unknown Table 4 ablation 'nugget_l4'"):
         ablation_config("nugget_l4", base)

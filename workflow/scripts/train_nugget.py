@@ -1,11 +1,15 @@
 import os
 
-from multivec.nugget.configuration import NuggetConfig
+from multivec.nugget.configuration import NuggetConfig, resolve_sentence_ratio
+from multivec.nugget.sentence_share import read_share
 from multivec.nugget.training import TrainConfig, train
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
-    model_config = NuggetConfig.from_dict(snakemake.params.model)
+    settings = snakemake.params.model
+    if snakemake.input.get("sentence_share"):  # Table 4's r_sb rows: the measured share is the ratio
+        settings = resolve_sentence_ratio(settings, read_share(snakemake.input.sentence_share))
+    model_config = NuggetConfig.from_dict(settings)
     train_config = TrainConfig.from_dict(snakemake.params.train)
     summary = train(model_config, train_config, snakemake.input.train, snakemake.input.dev,
                     os.path.dirname(snakemake.output.weights))

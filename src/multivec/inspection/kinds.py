@@ -59,6 +59,9 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/tasks/*/task.jsonl", "ranking task file", "a ranking task's queries"),
     ArtifactKind("data/frozen_bottom/*", "frozen bottom states", "a task's shared frozen-bottom token states"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
+    ArtifactKind("data/encodings/nugget_ablation/*/*", "encodings", "one Table 4 ablation's vectors of one task"),
+    ArtifactKind("data/built/corpora/*/sentence_final_share.json", "json",
+                 "r_sb: the share of sentence-final source tokens (NUGGET Table 4)"),
     # distillation teachers (rules/distill_teachers.smk)
     ArtifactKind("data/built/distill/*.jsonl", "jsonl", "distillation documents {id, text} (train, eval_<task>)"),
     ArtifactKind("data/built/distill/eval_pi", "ranking task", "PI cut to the distillation's queries"),
@@ -80,6 +83,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     # results (rules/table2.smk and any later table)
     ArtifactKind("results/table2/*/*.rankings.jsonl", "rankings", "per-query rankings of one row on one task"),
     ArtifactKind("results/table2/*/*.json", "ranking metrics", "one row's MRR on one task"),
+    ArtifactKind("results/nugget_table4/*/*.rankings.jsonl", "rankings", "per-query rankings of one ablation on one task"),
+    ArtifactKind("results/nugget_table4/*/*.json", "ranking metrics", "one Table 4 ablation's MRR on one task"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
     ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
     ArtifactKind("results/**/*.md", "text", "a table in markdown"),

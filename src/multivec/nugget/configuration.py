@@ -4,10 +4,11 @@ One dataclass holds every hyperparameter of the encoder-decoder: which pretraine
 which decoder, the compression ratio r (§3.1, k = ceil(n·r)), the scorer layer l (§3.1),
 the frozen bottom (§3.3 "stabilized training", §4, §7.1), nugget feedback (§3.3, eq. 7-8),
 the residual connection (§3.2, eq. 5), rule-based selectors used for ablations (§7.1, Table 4),
-and the TSDAE-style mean bottleneck baseline (§6.1.2).
+a random selector (an ablation the paper lacks), and the TSDAE-style mean bottleneck baseline (§6.1.2).
 
-``TABLE4_ABLATIONS`` names each configuration of the paper's Table 4 (§7.1) as changes to a base
-configuration; ``ablation_config`` builds it.
+``TABLE4_ABLATIONS`` names each configuration of the paper's Table 4 (§7.1), plus the random selector,
+as changes to a base configuration; ``ablation_config`` builds it, mapping the paper's scorer layers
+(mBART's 12-layer encoder) to the encoder at hand and replacing r_sb by a measured share.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 ARCHITECTURES = ("bert_decoder", "mbart")
 OBJECTIVES = ("ae", "mt")
-SELECTORS = ("learned", "chunking", "sentence_boundary")
+SELECTORS = ("learned", "chunking", "sentence_boundary", "random")
 BOTTLENECKS = ("nuggets", "mean")
 TARGET_TOKENIZERS = ("bpe", "source")
 DECODER_INITS = ("scratch", "encoder")
@@ -53,7 +54,7 @@ class NuggetConfig:
     frozen_layers: int | None = None
     feedback: bool = True  # eq. 7-8: type embeddings e^n / e^o added after layer l
     residual: bool = True  # eq. 5: scores added to every cross-attention logit
-    selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary" (§7.1)
+    selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary" (§7.1) | "random" (not in the paper)
     chunk_punctuation: str = "comma_period"  # chunking selector: "comma_period" (§7.1) | "wide" (+ ; ! ? …)
     bottleneck: str = "nuggets"  # "nuggets" | "mean" (TSDAE baseline: one mean-pooled vector)
     noise_deletion: float = 0.0  # probability of deleting each non-special source token while training
@@ -157,6 +158,12 @@ class NuggetConfig:
 # Table 4 (§7.1): "By default, we use machine translation as the training objective and use a compression
 # ratio r = 0.1 (or r = 0.033 for the 'sentence boundary' experiments)"; l = 3 with the frozen bottom
 # following l. Rule selectors give no scores, so they have no residual connection (eq. 5).
+# ``scorer_layer`` values are the paper's l (mBART, 12 layers): ``ablation_config(layers=...)`` maps them.
+# ``SENTENCE_RATIO`` stands for r_sb, the share of sentence-final tokens, measured on the training corpus
+# (``multivec.nugget.sentence_share``); the paper measured 3.3% (``PAPER_SENTENCE_RATIO``).
+# "random" is not in the paper: k = ceil(n·r) tokens drawn uniformly (``selection.random_positions``).
+SENTENCE_RATIO = "r_sb"
+PAPER_SENTENCE_RATIO = 0.033
 TABLE4_ABLATIONS: dict[str, dict[str, Any]] = {
     "nugget_l3": {},
     "nugget_l0": {"scorer_layer": 0},
@@ -164,15 +171,44 @@ TABLE4_ABLATIONS: dict[str, dict[str, Any]] = {
     "nugget_l9": {"scorer_layer": 9},
     "no_feedback": {"feedback": False},
     "chunking": {"selector": "chunking", "residual": False},
-    "nugget_r0.033": {"ratio": 0.033},
-    "sentence_boundary": {"selector": "sentence_boundary", "residual": False, "ratio": 0.033},
+    "nugget_r_sb": {"ratio": SENTENCE_RATIO},
+    "sentence_boundary": {"selector": "sentence_boundary", "residual": False, "ratio": SENTENCE_RATIO},
+    "random": {"selector": "random", "residual": False},
 }
 TABLE4_DEFAULTS = {"objective": "mt", "ratio": 0.1, "scorer_layer": 3, "frozen_layers": None, "feedback": True,
                    "residual": True, "selector": "learned", "bottleneck": "nuggets", "noise_deletion": 0.0}
 
 
-def ablation_config(name: str, base: dict[str, Any] | None = None) -> NuggetConfig:
-    """The NuggetConfig of Table 4's configuration ``name`` on top of ``base`` (encoder, decoder, lengths...)."""
+def ablation_settings(name: str, base: dict[str, Any] | None = None, *,
+                      layers: dict[int, int] | None = None) -> dict[str, Any]:
+    """NuggetConfig fields of Table 4's configuration ``name`` on top of ``base`` (encoder, decoder, lengths...).
+
+    ``layers`` maps the paper's scorer layer l (0, 3, 6, 9 of mBART's 12) to this encoder's (default: the
+    same numbers); the frozen bottom follows l. Rows trained at r_sb keep ``ratio`` = ``SENTENCE_RATIO``
+    (the measured share is a file the DAG builds: see ``ablation_config``).
+    """
     if name not in TABLE4_ABLATIONS:
         raise ConfigError(f"unknown Table 4 ablation {name!r}; known: {', '.join(TABLE4_ABLATIONS)}")
-    return NuggetConfig.from_dict({**(base or {}), **TABLE4_DEFAULTS, **TABLE4_ABLATIONS[name]})
+    settings = {**(base or {}), **TABLE4_DEFAULTS, **TABLE4_ABLATIONS[name]}
+    if layers is not None:
+        if settings["scorer_layer"] not in layers:
+            raise ConfigError(f"ablation {name!r}: the paper's scorer layer l={settings['scorer_layer']} has no "
+                              f"mapping in layers={layers!r} (nugget_ablation.layers)")
+        settings["scorer_layer"] = layers[settings["scorer_layer"]]
+    return settings
+
+
+def resolve_sentence_ratio(settings: dict[str, Any], sentence_ratio: float) -> dict[str, Any]:
+    """``settings`` with ratio ``SENTENCE_RATIO`` replaced by the measured r_sb (others unchanged)."""
+    if settings.get("ratio") != SENTENCE_RATIO:
+        return dict(settings)
+    if isinstance(sentence_ratio, bool) or not isinstance(sentence_ratio, (int, float)) or not 0 < sentence_ratio <= 1:
+        raise ConfigError(f"sentence_ratio (r_sb)={sentence_ratio!r} must be a number in (0, 1]")
+    return {**settings, "ratio": float(sentence_ratio)}
+
+
+def ablation_config(name: str, base: dict[str, Any] | None = None, *, layers: dict[int, int] | None = None,
+                    sentence_ratio: float = PAPER_SENTENCE_RATIO) -> NuggetConfig:
+    """The NuggetConfig of ``ablation_settings(name, base, layers=layers)``; ``sentence_ratio``: r_sb, the
+    measured share of sentence-final tokens (default: the paper's 0.033), for the rows that use it."""
+    return NuggetConfig.from_dict(resolve_sentence_ratio(ablation_settings(name, base, layers=layers), sentence_ratio))

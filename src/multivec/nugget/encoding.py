@@ -25,7 +25,7 @@ from tqdm import tqdm
 from multivec.baselines.base_encoder import autocast, length_sorted_batches, tokenize_documents
 from multivec.encodings import encoder_token_limit, write_encodings
 from multivec.nugget.frozen_bottom import CHECK_TOLERANCE, BottomStates, max_difference_from_model
-from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.modeling import NuggetModel, pad_sequences
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class EncodedDocument:
 
 def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int = 32,
                      max_tokens: int | None = None, bf16: bool = False,
-                     tokenized_out: list | None = None, bottom: BottomStates | None = None) -> list[EncodedDocument]:
+                     tokenized_out: list | None = None, bottom: BottomStates | None = None,
+                     sentence_ends: Sequence[Sequence[int]] | None = None) -> list[EncodedDocument]:
     """Encode ``texts`` (truncated to ``max_tokens`` source tokens; None: the encoder's position limit)
     in length-sorted batches.
 
@@ -56,6 +57,8 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     (with its truncation counts) is appended to ``tokenized_out`` when given. ``bottom``: the frozen
     bottom's states of these texts (``frozen_bottom.py``), so only the model's top runs; they are
     checked against the model's settings, the token ids and, on the first batch, its own bottom.
+    ``sentence_ends``: per text, the character offsets where its sentences end (the sentence-boundary
+    selector of Table 4 needs them; other models ignore them).
     """
     model.eval()
     tokenized = tokenize_documents(model.source_tokenizer, texts, max_tokens,
@@ -65,6 +68,13 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     if not texts:
         return []
     sources = tokenized.input_ids
+    end_masks = None
+    if model.rule_selector is not None and model.rule_selector.kind == "sentence_boundary":
+        if sentence_ends is None:
+            raise ValueError("the sentence-boundary selector needs each text's sentence_ends to encode it")
+        end_masks = model.sentence_end_masks(texts, sentence_ends, tokenized.max_tokens)
+        if [len(m) for m in end_masks] != [len(s) for s in sources]:
+            raise ValueError("sentence-end masks and token ids disagree in length (another tokenization?)")
     if bottom is not None:
         bottom.check_compatible(model, tokenized.max_tokens, sources)
     results: list[EncodedDocument | None] = [None] * len(sources)
@@ -82,7 +92,8 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
                         raise ValueError(f"stored frozen-bottom states differ from this model's bottom by {gap:.2e} "
                                          f"(> {CHECK_TOLERANCE}): were they computed from another encoder?")
                 states = bottom.batch(chunk, ids.shape[1]).to(device)
-            nuggets = model.encode(ids.to(device), mask.to(device), bottom_states=states)
+            end_mask = None if end_masks is None else pad_sequences([end_masks[i] for i in chunk], 0, device)[0]
+            nuggets = model.encode(ids.to(device), mask.to(device), sentence_end_mask=end_mask, bottom_states=states)
             vectors = nuggets.vectors.float().cpu().numpy()
             counts = nuggets.mask.sum(dim=1).tolist()
             for row, doc in enumerate(chunk):
@@ -99,7 +110,8 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
 
 def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts: Sequence[str], model: NuggetModel,
                            batch_size: int = 32, info: dict[str, Any] | None = None, max_tokens: int | None = None,
-                           bf16: bool = False, bottom: BottomStates | None = None) -> None:
+                           bf16: bool = False, bottom: BottomStates | None = None,
+                           sentence_ends: Sequence[Sequence[int]] | None = None) -> None:
     """Encode and write the encodings artifact (vectors, per-document nugget positions/tokens/scores, info).
     ``bottom``: shared frozen-bottom states of these texts (see ``encode_documents``)."""
     if len(ids) != len(texts):
@@ -107,7 +119,7 @@ def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts
     if bottom is not None and bottom.info.get("ids") != list(ids):
         raise ValueError("stored frozen-bottom states list other document ids (or another order)")
     tokenized: list = []
-    documents = encode_documents(model, texts, batch_size, max_tokens, bf16, tokenized, bottom)
+    documents = encode_documents(model, texts, batch_size, max_tokens, bf16, tokenized, bottom, sentence_ends)
     truncation = tokenized[0].truncation()
     log.info("%d of %d documents truncated at %d tokens (%.2f%% of tokens lost)", truncation["truncated_documents"],
              truncation["documents"], truncation["max_tokens"], 100 * truncation["tokens_lost_share"])

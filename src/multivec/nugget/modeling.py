@@ -132,7 +132,8 @@ class NuggetModel(nn.Module):
                                  f"{config.encoder!r} has {self.encoder.num_layers} layers")
         d = self.encoder.hidden_size
         self.scorer = NuggetScorer(d) if config.learned_scores else None
-        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer, config.chunk_punctuation)
+        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer, config.chunk_punctuation,
+                                           seed=config.seed)
                               if config.bottleneck == "nuggets" and config.selector != "learned" else None)
         # e^o (row 0) and e^n (row 1); zero at start so an untrained model keeps the pretrained encoder's states.
         self.type_embedding = nn.Embedding(2, d) if config.feedback else None

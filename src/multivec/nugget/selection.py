@@ -8,6 +8,10 @@
   token (``chunk_end_positions``). "Sentence boundary": the tokens that end a sentence, from the corpus's
   real sentence boundaries (``sentence_final_token_mask`` maps the character offsets of sentence ends to
   tokens), never guessed from punctuation (so "Dr." does not end a sentence).
+- The random selector (an ablation beyond the paper's Table 4): k = ceil(n·r) of the n real tokens drawn
+  uniformly without replacement (``random_positions``), from the same candidates as the learned TopK
+  (special tokens included: the learned selector may pick them too). The draw is seeded by the document's
+  token ids and the model's seed, so a document gets the same nuggets in every batch, epoch and run.
 
 All selectors return ``indices`` (B × k_max, ascending within each row, 0 in padded slots) and
 ``nugget_mask`` (B × k_max, True for real nuggets): documents in a batch have different k.
@@ -15,6 +19,7 @@ All selectors return ``indices`` (B × k_max, ascending within each row, 0 in pa
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Iterable, Sequence
 
@@ -89,6 +94,22 @@ def chunk_end_positions(n: int, ratio: float, is_chunk_final: Sequence[bool]) ->
     return chosen
 
 
+def document_seed(ids: Sequence[int], seed: int) -> int:
+    """A 63-bit seed from a document's token ids and a model seed (stable across processes, unlike hash())."""
+    digest = hashlib.blake2b(repr((int(seed), [int(i) for i in ids])).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def random_positions(ids: Sequence[int], ratio: float, seed: int) -> list[int]:
+    """k = ceil(n·r) of positions 0..n-1 (n = len(ids), the real tokens) drawn uniformly, ascending."""
+    n = len(ids)
+    if n == 0:
+        raise ValueError("random selector: a document has no real token")
+    k = max(1, min(n, math.ceil(n * ratio - 1e-9)))
+    generator = torch.Generator().manual_seed(document_seed(ids, seed))
+    return sorted(torch.randperm(n, generator=generator)[:k].tolist())
+
+
 def sentence_final_token_mask(offsets: Sequence[Sequence[int]], sentence_ends: Sequence[int], source: str,
                               special_mask: Sequence[int] | None = None) -> list[int]:
     """Per-token 1 at the last token of each sentence, 0 elsewhere.
@@ -125,14 +146,15 @@ def sentence_final_token_mask(offsets: Sequence[Sequence[int]], sentence_ends: S
 
 
 class RuleSelector:
-    """Rule-based selection (§7.1); the chunking punctuation flags are computed once per tokenizer."""
+    """Selection without scores: the rules of §7.1, or the random draw; the chunking punctuation flags are
+    computed once per tokenizer. ``seed`` seeds the random selector (with each document's token ids)."""
 
-    def __init__(self, kind: str, ratio: float, tokenizer, chunk_punctuation: str = "comma_period"):
-        if kind not in ("chunking", "sentence_boundary"):
+    def __init__(self, kind: str, ratio: float, tokenizer, chunk_punctuation: str = "comma_period", seed: int = 0):
+        if kind not in ("chunking", "sentence_boundary", "random"):
             raise ValueError(f"unknown rule selector {kind!r}")
         if chunk_punctuation not in CHUNK_FINAL:
             raise ValueError(f"unknown chunk_punctuation {chunk_punctuation!r}; known: {', '.join(CHUNK_FINAL)}")
-        self.kind, self.ratio = kind, ratio
+        self.kind, self.ratio, self.seed = kind, ratio, seed
         self.chunk_final_ids = _ids_of(tokenizer.get_vocab(), CHUNK_FINAL[chunk_punctuation])
 
     def __call__(self, input_ids: torch.Tensor, token_mask: torch.Tensor,
@@ -142,6 +164,10 @@ class RuleSelector:
             for ids, mask in zip(input_ids.tolist(), token_mask.tolist()):
                 n = sum(mask)  # padding is on the right
                 rows.append(chunk_end_positions(n, self.ratio, [i in self.chunk_final_ids for i in ids[:n]]))
+            return _pad_position_lists(rows, input_ids.device)
+        if self.kind == "random":
+            rows = [random_positions(ids[: sum(mask)], self.ratio, self.seed)  # padding is on the right
+                    for ids, mask in zip(input_ids.tolist(), token_mask.tolist())]
             return _pad_position_lists(rows, input_ids.device)
         if sentence_end_mask is None:
             raise ValueError("selector 'sentence_boundary' needs sentence_end_mask (B × n, 1 at sentence-final "

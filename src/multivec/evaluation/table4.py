@@ -1,0 +1,110 @@
+"""NUGGET Table 4 (§7.1): the ablations, scored like Table 2 (PI and RR, MRR×100 over 20 candidates).
+
+One row per configuration of ``multivec.nugget.configuration.TABLE4_ABLATIONS``; the row's r, l
+(this encoder's scorer layer, and the paper's l it stands for), frozen bottom, selector and feedback
+are read from the trained model's saved config, never from the row's name. ``PAPER_TABLE4`` holds the
+paper's numbers, copied from the paper's text (``nugget_qin_vandurme_icml2023.txt``, Table 4); they
+fill only ``paper_pi``/``paper_rr``. The random selector is not in the paper: its paper columns stay
+empty. The Markdown names the measured r_sb beside the paper's 0.033.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from multivec.nugget.configuration import PAPER_SENTENCE_RATIO, TABLE4_ABLATIONS, TABLE4_DEFAULTS
+
+PAPER_SOURCE = "Qin & Van Durme, NUGGET, ICML 2023, Table 4"
+# name -> (the paper's configuration label, PI, RR); "random" has no paper row.
+PAPER_TABLE4: dict[str, tuple[str, float, float]] = {
+    "nugget_l3": ("NUGGET (l = 3)", 96.69, 50.04),
+    "nugget_l0": ("NUGGET (l = 0)", 69.82, 29.20),
+    "nugget_l6": ("NUGGET (l = 6)", 93.24, 48.84),
+    "nugget_l9": ("NUGGET (l = 9)", 84.03, 47.36),
+    "no_feedback": ("No feedback", 96.29, 49.81),
+    "chunking": ("Chunking", 95.56, 42.41),
+    "nugget_r_sb": ("NUGGET (r = 0.033)", 89.07, 49.49),
+    "sentence_boundary": ("Sentence boundary", 87.91, 38.40),
+}
+LABELS = {**{name: label for name, (label, _, _) in PAPER_TABLE4.items()},
+          "nugget_r_sb": "NUGGET (r = r_sb)", "random": "Random selector (not in the paper)"}
+
+TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
+                  "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps"]
+
+
+def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, dict[str, Any]],
+                  training: dict[str, Any] | None) -> dict[str, Any]:
+    """One row from the model's saved ``config.json`` (its ``nugget`` fields), the per-task metrics
+    (``results/nugget_table4/<name>/<task>.json``) and its training summary."""
+    if name not in TABLE4_ABLATIONS:
+        raise ValueError(f"unknown Table 4 row {name!r}; known: {', '.join(TABLE4_ABLATIONS)}")
+    for task in ("pi", "rr"):
+        if task not in metrics or "mrr" not in metrics[task]:
+            raise ValueError(f"Table 4 row {name!r}: no {task} metrics with 'mrr'")
+    frozen = model_config.get("frozen_layers")
+    paper = PAPER_TABLE4.get(name)
+    return {
+        "name": name,
+        "configuration": LABELS[name],
+        "selector": model_config["selector"],
+        "paper_l": TABLE4_ABLATIONS[name].get("scorer_layer", TABLE4_DEFAULTS["scorer_layer"]),
+        "l": model_config["scorer_layer"],
+        "frozen_bottom": model_config["scorer_layer"] if frozen is None else frozen,
+        "r": model_config["ratio"],
+        "feedback": bool(model_config["feedback"]),
+        "PI": metrics["pi"]["mrr"],
+        "RR": metrics["rr"]["mrr"],
+        "paper_pi": paper[1] if paper else None,
+        "paper_rr": paper[2] if paper else None,
+        "nuggets_per_doc_pi": metrics["pi"].get("vectors_per_doc"),
+        "nuggets_per_doc_rr": metrics["rr"].get("vectors_per_doc"),
+        "train_steps": training.get("train_steps") if training else None,
+    }
+
+
+def assemble_table4(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame.from_records(list(records), columns=TABLE4_COLUMNS)
+
+
+def _cell(value, column: str) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if column in ("PI", "RR", "paper_pi", "paper_rr"):
+        return f"{float(value):.2f}"
+    if column.startswith("nuggets_per_doc"):
+        return f"{float(value):.1f}"
+    if column == "r":
+        return f"{float(value):.4g}"
+    return str(value)
+
+
+def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[str, Any]) -> str:
+    lines = ["# NUGGET Table 4 reproduction (ablations, §7.1)", "", *header_lines, "",
+             "MRR×100 over 20 candidates, Table 2's evaluation. MT objective, r = 0.1 unless stated. "
+             f"paper_*: {PAPER_SOURCE}; empty for the random selector, which the paper lacks. paper_l: the "
+             "paper's scorer layer (mBART, 12 layers); l: ours; frozen_bottom: the highest frozen layer.", ""]
+    lines.append("| " + " | ".join(TABLE4_COLUMNS) + " |")
+    lines.append("|" + "|".join("---" for _ in TABLE4_COLUMNS) + "|")
+    for record in df.to_dict("records"):
+        lines.append("| " + " | ".join(_cell(record[c], c) for c in TABLE4_COLUMNS) + " |")
+    lines += ["", f"r_sb (share of sentence-final source tokens of the MT training corpus, measured with "
+                  f"`{share['encoder']}`'s tokenizer, {share['documents']} documents, {share['tokens']} tokens): "
+                  f"**{share['share']:.4f}**; the paper's: {PAPER_SENTENCE_RATIO}."]
+    return "\n".join(lines) + "\n"
+
+
+def write_table4(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,
+                 header_lines: Sequence[str], share: dict[str, Any]) -> None:
+    if list(df.columns) != TABLE4_COLUMNS:
+        raise ValueError(f"columns {list(df.columns)} are not Table 4's {TABLE4_COLUMNS}")
+    for path in (csv_path, md_path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(csv_path, index=False)
+    Path(md_path).write_text(table4_markdown(df, header_lines, share), encoding="utf-8")

@@ -1,0 +1,150 @@
+"""NUGGET Table 4 (§7.1): ablation configs build the models they name, r_sb is measured, the table reads models."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from multivec.evaluation.table4 import PAPER_TABLE4, TABLE4_COLUMNS, assemble_table4, table4_record, write_table4
+from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
+                                           ablation_config, ablation_settings, resolve_sentence_ratio)
+from multivec.nugget.modeling import NuggetModel, load_source_tokenizer, pad_sequences
+from multivec.nugget.sentence_share import document_sentence_ends, read_share, sentence_final_share
+from multivec.nugget.target_tokenizer import TargetTokenizer
+
+SENTENCES = [["The cat sat on the mat.", "It was happy."], ["Dogs bark loudly at night!"],
+             ["Dr. Smith came home.", "He slept, then woke.", "Then he left."]]
+TEXTS = [" ".join(s) for s in SENTENCES]
+DEMO_LAYERS = {0: 0, 3: 3, 6: 4, 9: 5}  # config/config.yaml nugget_ablation.layers (MiniLM, 6 layers)
+BASE = {"encoder": "tiny-random-bert", "decoder_heads": 2, "decoder_ffn": 64, "target_vocab_size": 300}
+
+
+def ends_of(sentences):
+    ends, position = [], 0
+    for sentence in sentences:
+        position += len(sentence)
+        ends.append(position)
+        position += 1
+    return ends
+
+
+@pytest.fixture(scope="module")
+def bpe():
+    return TargetTokenizer.train_bpe(TEXTS * 3, 300)
+
+
+@pytest.mark.parametrize("name", list(TABLE4_ABLATIONS))
+def test_ablations_build_the_model_they_name_with_mapped_layers(bpe, name):
+    """On a 6-layer tiny BERT with the demo's mapping: frozen layers, selector, feedback, nugget count."""
+    from transformers import BertConfig, BertModel
+
+    cfg = ablation_config(name, BASE, layers=DEMO_LAYERS, sentence_ratio=0.2)
+    torch.manual_seed(0)
+    backbone = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=6, num_attention_heads=2,
+                                    intermediate_size=64, attn_implementation="sdpa"), add_pooling_layer=False)
+    model = NuggetModel(cfg, backbone, load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe).train()
+    layer = {"nugget_l0": 0, "nugget_l6": 4, "nugget_l9": 5}.get(name, 3)
+    frozen = sum(not any(p.requires_grad for p in block.parameters()) for block in model.encoder.layers)
+    assert cfg.scorer_layer == layer and frozen == layer
+    assert (model.type_embedding is None) == (name == "no_feedback")
+    selector = {"chunking": "chunking", "sentence_boundary": "sentence_boundary", "random": "random"}.get(name, "learned")
+    assert (model.rule_selector.kind if model.rule_selector else "learned") == selector
+    assert (model.scorer is not None) == (selector == "learned") == cfg.residual
+    assert cfg.ratio == (0.2 if name in ("nugget_r_sb", "sentence_boundary") else 0.1) and cfg.objective == "mt"
+    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
+    end_mask = None
+    if name == "sentence_boundary":
+        end_mask, _ = pad_sequences(model.sentence_end_masks(TEXTS, [ends_of(s) for s in SENTENCES]), 0, model.device)
+    nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
+    expected = ([len(s) for s in SENTENCES] if name == "sentence_boundary"
+                else [math.ceil(int(n) * cfg.ratio - 1e-9) for n in mask.sum(1)])
+    assert nuggets.mask.sum(1).tolist() == expected
+    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    model(ids, mask, decoder_input_ids, labels, sentence_end_mask=end_mask).backward()
+
+
+def test_sentence_ratio_stays_symbolic_until_measured():
+    settings = ablation_settings("sentence_boundary", BASE, layers=DEMO_LAYERS)
+    assert settings["ratio"] == SENTENCE_RATIO
+    assert resolve_sentence_ratio(settings, 0.046)["ratio"] == 0.046
+    assert resolve_sentence_ratio(ablation_settings("random", BASE), 0.046)["ratio"] == 0.1  # untouched
+    assert ablation_config("nugget_r_sb", BASE).ratio == PAPER_SENTENCE_RATIO
+    for bad in (0, 1.5, "0.04", True):
+        with pytest.raises(ConfigError, match="r_sb"):
+            resolve_sentence_ratio(settings, bad)
+    with pytest.raises(ConfigError, match="l=6 has no mapping"):
+        ablation_settings("nugget_l6", BASE, layers={0: 0, 3: 3})
+
+
+def test_sentence_final_share_counts_the_selectors_tokens():
+    cfg = ablation_config("sentence_boundary", BASE, sentence_ratio=0.2)
+    rows = [{"id": str(i), "source": t, "source_sentence_ends": ends_of(s)} for i, (t, s) in
+            enumerate(zip(TEXTS, SENTENCES))]
+    share = sentence_final_share(cfg, rows)
+    tokenizer = load_source_tokenizer("tiny-random-bert", "en_XX")
+    tokens = sum(len(ids) for ids in tokenizer(TEXTS, truncation=True, max_length=cfg.max_source_tokens)["input_ids"])
+    assert share["sentence_final_tokens"] == sum(len(s) for s in SENTENCES) == 6
+    assert share["tokens"] == tokens and share["share"] == pytest.approx(6 / tokens)
+    assert share["documents"] == 3 and share["paper_share"] == PAPER_SENTENCE_RATIO
+    with pytest.raises(ValueError, match="source_sentence_ends"):
+        sentence_final_share(cfg, [{"id": "x", "source": "No ends."}], source="corpus.jsonl")
+
+
+def test_read_share_checks_the_file(tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps({"share": 0.05}))
+    bad.write_text(json.dumps({"tokens": 3}))
+    assert read_share(good) == 0.05
+    with pytest.raises(ValueError, match="bad.json.*'share'"):
+        read_share(bad)
+
+
+def test_document_sentence_ends_use_punkt_spans():
+    text = "Dr. Smith went home. He slept!  Then more"
+    assert document_sentence_ends([text]) == [[20, 30, len(text)]]
+
+
+def _metrics(pi, rr):
+    return {"pi": {"mrr": pi, "vectors_per_doc": 3.0}, "rr": {"mrr": rr, "vectors_per_doc": 5.0}}
+
+
+def test_table4_reads_each_models_config_and_the_paper(tmp_path):
+    records = []
+    for name in TABLE4_ABLATIONS:
+        saved = ablation_config(name, BASE, layers=DEMO_LAYERS, sentence_ratio=0.046).to_dict()
+        records.append(table4_record(name, saved, _metrics(90.0, 40.0), {"train_steps": 7}))
+    df = assemble_table4(records)
+    assert list(df.columns) == TABLE4_COLUMNS and len(df) == len(TABLE4_ABLATIONS)
+    by_name = df.set_index("name")
+    assert by_name.loc["nugget_l9", "l"] == 5 and by_name.loc["nugget_l9", "paper_l"] == 9
+    assert by_name.loc["nugget_l9", "frozen_bottom"] == 5
+    assert by_name.loc["sentence_boundary", "r"] == 0.046 and by_name.loc["sentence_boundary", "selector"] == \
+        "sentence_boundary"
+    assert not by_name.loc["no_feedback", "feedback"] and by_name.loc["chunking", "feedback"]
+    assert by_name.loc["nugget_l0", "paper_pi"] == PAPER_TABLE4["nugget_l0"][1] == 69.82
+    assert pd.isna(by_name.loc["random", "paper_pi"]) and pd.isna(by_name.loc["random", "paper_rr"])
+    share = {"share": 0.046, "encoder": "minilm", "documents": 3, "tokens": 100}
+    write_table4(df, tmp_path / "t4.csv", tmp_path / "t4.md", ["Scale: test."], share)
+    md = (tmp_path / "t4.md").read_text()
+    assert "**0.0460**" in md and "0.033" in md and "| random |" in md
+    assert pd.read_csv(tmp_path / "t4.csv")["PI"].tolist() == [90.0] * len(TABLE4_ABLATIONS)
+    with pytest.raises(ValueError, match="no rr metrics"):
+        table4_record("random", records and ablation_config("random", BASE).to_dict(), {"pi": {"mrr": 1.0}}, None)
+
+
+def test_sentence_boundary_encoding_reads_each_documents_sentence_ends(bpe):
+    """Evaluation documents: punkt sentence ends -> one nugget per sentence; without them, a clear error."""
+    from multivec.nugget.encoding import encode_documents
+
+    cfg = ablation_config("sentence_boundary", {**BASE, "scorer_layer": 1}, layers={3: 1}, sentence_ratio=0.2)
+    model = NuggetModel.from_backbone(cfg, bpe)
+    ends = document_sentence_ends(TEXTS)
+    assert [len(e) for e in ends] == [len(s) for s in SENTENCES]
+    documents = encode_documents(model, TEXTS, batch_size=2, sentence_ends=ends)
+    assert [len(d.vectors) for d in documents] == [len(s) for s in SENTENCES]
+    tokenizer = model.source_tokenizer
+    assert [d.nugget_tokens[-1] for d in documents] == [tokenizer.tokenize(t)[-1] for t in TEXTS]  # the final "." / "!"
+    with pytest.raises(ValueError, match="sentence_ends"):
+        encode_documents(model, TEXTS, batch_size=2)
