@@ -27,6 +27,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"
+include: "rules/nugget_figures.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -45,3 +46,6 @@ rule all:
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
         "results/distill_table.csv",
+        "results/nugget_fig4_bleu_vs_ratio.csv",
+        "results/nugget_fig5_selected_tokens.csv",
+        "results/nugget_fig6_highlight.html",

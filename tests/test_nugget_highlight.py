@@ -5,7 +5,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from multivec.nugget.analysis.highlight import highlight_html, highlight_records, pieces, plot_highlight
+from multivec.nugget.analysis.highlight import (highlight_html, highlight_records, layout_lines, pieces,
+                                                plot_highlight)
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.modeling import NuggetModel
 from multivec.nugget.target_tokenizer import TargetTokenizer
@@ -63,3 +64,14 @@ def test_png_is_drawn(records, tmp_path):
     path = tmp_path / "fig6.png"
     plot_highlight(records, path, "Fig. 6", width_chars=30)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 2000
+
+
+def test_png_layout_wraps_between_words(records):
+    width = 16
+    lines = layout_lines(records, width)
+    texts = ["".join(piece["text"] for _, piece in line if not piece["name"]) for line in lines]
+    assert all(sum(len(p["text"]) for _, p in line) <= width for line in lines)
+    body = " ".join(t for t in texts if not t.startswith("[doc") and not t.startswith("[d2"))
+    assert body.split() == " ".join(r["source"] for r in ROWS).split()  # no word cut across lines
+    for line in lines:  # columns advance by the pieces' lengths
+        assert all(c2 == c1 + len(p1["text"]) for (c1, p1), (c2, _) in zip(line, line[1:]))

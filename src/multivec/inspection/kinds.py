@@ -79,6 +79,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/table2/*/*.rankings.jsonl", "rankings", "per-query rankings of one row on one task"),
     ArtifactKind("results/table2/*/*.json", "ranking metrics", "one row's MRR on one task"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
+    ArtifactKind("results/nugget_analysis/bleu/*.jsonl", "jsonl", "NUGGET Fig. 4: dev documents decoded from nuggets"),
+    ArtifactKind("results/*.html", "text", "a figure as an HTML page (NUGGET Fig. 6)"),
     ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
     ArtifactKind("results/**/*.md", "text", "a table in markdown"),
     ArtifactKind("results/**/*.png", "image", "a figure"),

@@ -92,6 +92,29 @@ def highlight_html(records: Sequence[dict], title: str, caption: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+def layout_lines(records: Sequence[dict], width_chars: int) -> list[list[tuple[int, dict]]]:
+    """The documents as lines of ``(column, piece)`` for monospace drawing: a header line per document,
+    lines wrapped at ``width_chars`` between words (a word longer than a line is cut), a blank line after."""
+    lines: list[list[tuple[int, dict]]] = []
+    for record in records:
+        lines.append([(0, {"text": f"[{record['id']}]", "token": None, "name": False})])
+        current, column = [], 0
+        for word in _words(pieces(record), width_chars):  # wrap between words, never inside one
+            size = sum(len(piece["text"]) for piece in word)
+            if column + size > width_chars and column > 0:
+                lines.append(current)
+                current, column = [], 0
+                if word[0]["token"] is None:
+                    word = [{**word[0], "text": word[0]["text"].lstrip()}] + word[1:]
+            for piece in word:
+                if piece["text"]:
+                    current.append((column, piece))
+                    column += len(piece["text"])
+        lines.append(current)
+        lines.append([])
+    return lines
+
+
 def plot_highlight(records: Sequence[dict], path: str | os.PathLike, title: str, width_chars: int = 90,
                    font_size: float = 9.0) -> None:
     """The HTML's content drawn with matplotlib: monospace text wrapped at ``width_chars``, same shading."""
@@ -100,23 +123,7 @@ def plot_highlight(records: Sequence[dict], path: str | os.PathLike, title: str,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lines: list[list[tuple[int, dict]]] = []  # per line: (column, piece)
-    for record in records:
-        lines.append([(0, {"text": f"[{record['id']}]", "token": None, "name": False})])
-        current, column = [], 0
-        for piece in pieces(record):
-            for chunk in _split_long(piece, width_chars):
-                text = chunk["text"].replace("\n", " ")
-                if column + len(text) > width_chars and column > 0:
-                    lines.append(current)
-                    current, column = [], 0
-                    if chunk["token"] is None:
-                        text = text.lstrip()
-                if text:
-                    current.append((column, {**chunk, "text": text}))
-                    column += len(text)
-        lines.append(current)
-        lines.append([])
+    lines = layout_lines(records, width_chars)
     char_w, line_h = 0.6 * font_size / 72, 1.9 * font_size / 72  # inches
     fig = plt.figure(figsize=(width_chars * char_w + 0.4, len(lines) * line_h + 0.7))
     ax = fig.add_axes((0.2 / (width_chars * char_w + 0.4), 0, width_chars * char_w / (width_chars * char_w + 0.4), 1))
@@ -137,8 +144,17 @@ def plot_highlight(records: Sequence[dict], path: str | os.PathLike, title: str,
     plt.close(fig)
 
 
-def _split_long(piece: dict, width: int) -> list[dict]:
-    text = piece["text"]
-    if len(text) <= width:
-        return [piece]
-    return [{**piece, "text": text[i:i + width]} for i in range(0, len(text), width)]
+def _words(document_pieces: Sequence[dict], width: int) -> list[list[dict]]:
+    """Pieces grouped into words: a new word starts at whitespace and at a special token's name;
+    a piece longer than ``width`` is cut, newlines become spaces."""
+    words: list[list[dict]] = []
+    for piece in document_pieces:
+        text = piece["text"].replace("\n", " ")
+        for start in range(0, max(len(text), 1), width):
+            part = {**piece, "text": text[start:start + width]}
+            if not words or piece["name"] or words[-1][-1]["name"] or part["text"][:1].isspace() \
+                    or words[-1][-1]["text"][-1:].isspace() or start > 0:
+                words.append([part])
+            else:
+                words[-1].append(part)
+    return words
