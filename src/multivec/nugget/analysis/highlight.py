@@ -27,7 +27,8 @@ def highlight_records(model, rows: Sequence[dict], max_tokens: int) -> list[dict
     """
     tokenizer = model.source_tokenizer
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"source tokenizer {type(tokenizer).__name__} has no offset mapping: Fig. 6 needs a fast tokenizer")
+        raise ValueError(f"source tokenizer {type(tokenizer).__name__} has no offset mapping: "
+                         "Fig. 6 needs a fast tokenizer")
     encoded = tokenizer([r["source"] for r in rows], truncation=True, max_length=max_tokens, add_special_tokens=True,
                         return_offsets_mapping=True, return_special_tokens_mask=True)
     scored = score_documents(model, [(r["id"], ids) for r, ids in zip(rows, encoded["input_ids"])])
@@ -82,7 +83,8 @@ def highlight_html(records: Sequence[dict], title: str, caption: str) -> str:
             if tok is None:
                 spans.append(html.escape(piece["text"]))
                 continue
-            classes = " ".join(c for c, on in (("tok", True), ("nugget", tok["selected"]), ("name", piece["name"])) if on)
+            flags = (("tok", True), ("nugget", tok["selected"]), ("name", piece["name"]))
+            classes = " ".join(c for c, on in flags if on)
             grey = _grey(tok["shade"])
             tip = f"{tok['token']} · score {tok['score']:.3f}" + (" · nugget" if tok["selected"] else "")
             spans.append(f'<span class="{classes}" style="color:rgb({grey},{grey},{grey})" '

@@ -50,7 +50,8 @@ def token_type(tokenizer, token_id: int) -> str:
     return text or raw
 
 
-def short_documents(path: str | os.PathLike, model, max_documents: int, max_tokens: int) -> list[tuple[dict, list[int]]]:
+def short_documents(path: str | os.PathLike, model, max_documents: int,
+                    max_tokens: int) -> list[tuple[dict, list[int]]]:
     """The first ``max_documents`` corpus rows whose source has at most ``max_tokens`` tokens (specials
     included), with their token ids."""
     from multivec.io import iter_jsonl
