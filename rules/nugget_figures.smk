@@ -3,23 +3,13 @@
 # Decoding and scoring run the models: GPU resources at paper scale (`resources.encode`).
 
 FIGS = config["nugget_analysis"]
-
-
-def _analysis_ratio(key):
-    """`nugget_analysis.<key>.ratio` as the model folders spell it; it must be one of `nugget_analysis.ratios`."""
-    ratio = str(FIGS[key]["ratio"])
-    if ratio not in LONG_RATIOS:
-        raise ValueError(f"config nugget_analysis.{key}.ratio={ratio} is not one of nugget_analysis.ratios "
+# The ratio of Figs. 5 and 6 as the model folders spell it; it must be one of `nugget_analysis.ratios`.
+FIG_RATIOS = {key: str(FIGS[key]["ratio"]) for key in ("fig5", "fig6")}
+for _key, _ratio in FIG_RATIOS.items():
+    if _ratio not in LONG_RATIOS:
+        raise ValueError(f"config nugget_analysis.{_key}.ratio={_ratio} is not one of nugget_analysis.ratios "
                          f"{LONG_RATIOS}: no model is trained for it")
-    return ratio
-
-
-FIG5_RATIO = _analysis_ratio("fig5")
-FIG6_RATIO = _analysis_ratio("fig6")
-
-
-def fig4_bleu(objective, ratio, ext):
-    return f"results/nugget_analysis/bleu/{objective}_r{ratio}.{ext}"
+FIG5_RATIO, FIG6_RATIO = FIG_RATIOS["fig5"], FIG_RATIOS["fig6"]
 
 
 rule nugget_fig4_decode:
@@ -28,11 +18,10 @@ rule nugget_fig4_decode:
         dev=lambda wc: corpus(wc.objective, "dev"),
         **long_model_files("{objective}", "{ratio}"),
     output:
-        hypotheses=fig4_bleu("{objective}", "{ratio}", "jsonl"),
-        bleu=fig4_bleu("{objective}", "{ratio}", "json"),
+        hypotheses="results/nugget_analysis/bleu/{objective}_r{ratio}.jsonl",
+        bleu="results/nugget_analysis/bleu/{objective}_r{ratio}.json",
     params:
         settings=FIGS["fig4"],
-        model_dir=lambda wc: long_model_dir(wc.objective, wc.ratio),
     log:
         "logs/nugget_figures/fig4_{objective}_r{ratio}.log",
     benchmark:
@@ -53,7 +42,8 @@ rule nugget_fig4_decode:
 
 rule nugget_fig4:
     input:
-        bleu=expand(fig4_bleu("{objective}", "{ratio}", "json"), objective=LONG_OBJECTIVES, ratio=LONG_RATIOS),
+        bleu=expand("results/nugget_analysis/bleu/{objective}_r{ratio}.json", objective=LONG_OBJECTIVES,
+                    ratio=LONG_RATIOS),
     output:
         csv="results/nugget_fig4_bleu_vs_ratio.csv",
         md="results/nugget_fig4_bleu_vs_ratio.md",
@@ -87,7 +77,6 @@ rule nugget_fig5:
     params:
         settings=FIGS["fig5"],
         objectives=LONG_OBJECTIVES,
-        model_dirs=[long_model_dir(objective, FIG5_RATIO) for objective in LONG_OBJECTIVES],
         scale=config["scale"],
     log:
         "logs/nugget_figures/fig5.log",
@@ -115,7 +104,6 @@ rule nugget_fig6:
         scores="results/nugget_fig6_highlight.json",
     params:
         settings=FIGS["fig6"],
-        model_dir=long_model_dir("ae", FIG6_RATIO),
         scale=config["scale"],
     log:
         "logs/nugget_figures/fig6.log",

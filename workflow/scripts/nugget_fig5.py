@@ -1,4 +1,6 @@
 """Fig. 5: token types among the nuggets against the text (AE and MT), and §5.2's observations as numbers."""
+import os
+
 import pandas as pd
 
 from multivec.nugget.analysis.selected_tokens import (OBSERVATION_COLUMNS, observations, plot_fig5, score_documents,
@@ -10,8 +12,8 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p, s = snakemake.params, snakemake.params.settings
     tables, notes = [], []
-    for objective, dev, model_dir in zip(p.objectives, snakemake.input.dev, p.model_dirs):
-        model = NuggetModel.from_pretrained(model_dir, device=default_device())
+    for objective, dev, weights in zip(p.objectives, snakemake.input.dev, snakemake.input.models):
+        model = NuggetModel.from_pretrained(os.path.dirname(weights), device=default_device())
         chosen = short_documents(dev, model, s["documents"], s["max_tokens"])
         if len(chosen) < s["documents"]:
             log.warning("%s: only %d documents of at most %d tokens (fig5.documents = %d)", dev, len(chosen),
