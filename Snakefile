@@ -29,6 +29,7 @@ include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"
 include: "rules/nugget_ablation_common.smk"
 include: "rules/nugget_ablation.smk"
+include: "rules/nugget_figures.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -50,3 +51,6 @@ rule all:
         "results/distill_teachers.csv",
         "results/distill_table.csv",
         DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
+        "results/nugget_fig4_bleu_vs_ratio.csv",
+        "results/nugget_fig5_selected_tokens.csv",
+        "results/nugget_fig6_highlight.html",

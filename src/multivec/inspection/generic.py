@@ -19,7 +19,7 @@ from multivec.io import MalformedInputError, iter_lines, read_jsonl
 
 GENERIC = 10
 BINARY_FORMAT = 40
-TEXT_SUFFIXES = (".txt", ".md", ".log", ".raw", ".cor")
+TEXT_SUFFIXES = (".txt", ".md", ".log", ".raw", ".cor", ".html")
 
 
 @inspector("jsonl", "any other JSONL file: row count, schema, text-field lengths", has_suffix(".jsonl"), GENERIC)
@@ -65,7 +65,7 @@ def inspect_tsv(path: Path, report: Report) -> None:
         report.line("  " + " | ".join(short(field, 100) for field in text.split("\t")))
 
 
-@inspector("text", "a text file (.txt, .md, .log, .raw): lines, bytes, a few lines", has_suffix(*TEXT_SUFFIXES),
+@inspector("text", "a text file (.txt, .md, .log, .raw, .html): lines, bytes, a few lines", has_suffix(*TEXT_SUFFIXES),
            GENERIC)
 def inspect_text(path: Path, report: Report) -> None:
     lines = [text for _, text in iter_lines(path)]

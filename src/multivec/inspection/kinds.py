@@ -86,6 +86,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/nugget_table4/*/*.rankings.jsonl", "rankings", "per-query rankings of one ablation on one task"),
     ArtifactKind("results/nugget_table4/*/*.json", "ranking metrics", "one Table 4 ablation's MRR on one task"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
+    ArtifactKind("results/nugget_analysis/bleu/*.jsonl", "jsonl", "NUGGET Fig. 4: dev documents decoded from nuggets"),
+    ArtifactKind("results/*.html", "text", "a figure as an HTML page (NUGGET Fig. 6)"),
     ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
     ArtifactKind("results/**/*.md", "text", "a table in markdown"),
     ArtifactKind("results/**/*.png", "image", "a figure"),

@@ -1,0 +1,159 @@
+"""Fig. 5 (Qin & Van Durme 2023, §5.2): which tokens the scorer selects as nuggets.
+
+The scorer s = FFN(X^(l)) (eq. 2) scores every token; TopK keeps k = ceil(n·r) of them (eq. 3).
+Over dev documents of at most ``max_tokens`` source tokens (the paper: 128 documents of up to 128
+tokens, r = 0.1), each token type's share among the selected tokens is set against its share in the
+text. A type is the source tokenizer's token decoded on its own (``token_type``: WordPiece keeps its
+``##``; special tokens keep their names, e.g. ``[CLS]``, ``</s>``, ``en_XX``). Text counts include the
+special tokens, which the scorer can select like any other.
+
+The paper's observations as numbers (``observations``): the selection rate (selected / documents)
+of the last token, EOS (``[SEP]`` for MiniLM, ``</s>`` for mBART), and of the first, BOS (``[CLS]``, or
+mBART-50's language code); and the share of the type 'the' in the text and among the nuggets (paper:
+5.2% and 0.7%; BOS never selected).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+import torch
+
+PAPER_THE_TEXT_SHARE = 0.052  # §5.2: "the type 'the', which makes up 5.2% of all tokens in the corpus"
+PAPER_THE_NUGGET_SHARE = 0.007  # "... accounts for only 0.7% of selected nuggets"
+PAPER_BOS_SELECTION_RATE = 0.0  # "NUGGET prefers EOS while BOS is never selected"
+FIG5_COLUMNS = ["objective", "type", "text_count", "text_share", "nugget_count", "nugget_share", "rank"]
+OBSERVATION_COLUMNS = ["objective", "statistic", "token", "value", "paper_value", "what"]
+
+
+@dataclass
+class ScoredDocument:
+    """One document's source token ids, every token's score s_i (eq. 2) and which tokens were selected."""
+
+    id: str
+    ids: list[int]
+    scores: list[float]
+    selected: list[bool]
+
+
+def token_type(tokenizer, token_id: int) -> str:
+    """The token's own text: a special token's name, else the token decoded alone (the raw token if that is blank)."""
+    raw = tokenizer.convert_ids_to_tokens(int(token_id))
+    if int(token_id) in set(tokenizer.all_special_ids):
+        return raw
+    text = tokenizer.decode([int(token_id)]).strip()
+    return text or raw
+
+
+def short_documents(path: str | os.PathLike, model, max_documents: int,
+                    max_tokens: int) -> list[tuple[dict, list[int]]]:
+    """The first ``max_documents`` corpus rows whose source has at most ``max_tokens`` tokens (specials
+    included), with their token ids."""
+    from multivec.io import iter_jsonl
+
+    chosen = []
+    for line, row in iter_jsonl(path):
+        if not isinstance(row.get("source"), str) or not isinstance(row.get("id"), str):
+            raise ValueError(f"{path}:{line}: key 'id' or 'source' is missing or not a string")
+        ids = model.tokenize_sources([row["source"]], max_tokens + 1)[0]  # one past the limit: too long
+        if len(ids) <= max_tokens:
+            chosen.append((row, ids))
+            if len(chosen) == max_documents:
+                break
+    if not chosen:
+        raise ValueError(f"{path}: no document has at most {max_tokens} source tokens")
+    return chosen
+
+
+@torch.inference_mode()
+def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_size: int = 16) -> list[ScoredDocument]:
+    """Every token's score and the model's own selection (``NuggetModel.encode``), per ``(id, ids)``."""
+    if model.scorer is None or model.config.bottleneck != "nuggets":
+        raise ValueError(f"the model (bottleneck {model.config.bottleneck!r}, selector {model.config.selector!r}) "
+                         "has no learned scorer: Figs. 5-6 need a NUGGET model with r > 0")
+    model.eval()
+    out = []
+    for start in range(0, len(documents), batch_size):
+        chunk = documents[start:start + batch_size]
+        ids, mask = model.collate_sources([d[1] for d in chunk])
+        nuggets = model.encode(ids, mask)
+        scores = model.scorer(model.encode_bottom(ids, mask)).float()
+        for row, (doc_id, doc_ids) in enumerate(chunk):
+            n = len(doc_ids)
+            chosen = set(nuggets.indices[row][nuggets.mask[row]].tolist())
+            out.append(ScoredDocument(doc_id, list(doc_ids), scores[row, :n].tolist(), [i in chosen for i in range(n)]))
+    return out
+
+
+def type_counts(tokenizer, documents: Sequence[ScoredDocument]) -> pd.DataFrame:
+    """Per token type: count and share in the text and among the nuggets, ranked by nugget share."""
+    text, nuggets = Counter(), Counter()
+    for doc in documents:
+        for token_id, selected in zip(doc.ids, doc.selected):
+            kind = token_type(tokenizer, token_id)
+            text[kind] += 1
+            nuggets[kind] += int(selected)
+    total_text, total_nuggets = sum(text.values()), sum(nuggets.values())
+    if not total_nuggets:
+        raise ValueError("no token was selected in any document")
+    df = pd.DataFrame([{"type": t, "text_count": c, "text_share": c / total_text, "nugget_count": nuggets[t],
+                        "nugget_share": nuggets[t] / total_nuggets} for t, c in text.items()])
+    df = df.sort_values(["nugget_count", "text_count", "type"], ascending=[False, False, True]).reset_index(drop=True)
+    df["rank"] = range(1, len(df) + 1)
+    return df
+
+
+def observations(tokenizer, documents: Sequence[ScoredDocument], counts: pd.DataFrame) -> list[dict]:
+    """§5.2's statements as numbers: EOS and BOS selection rates, and the share of 'the' in text and nuggets."""
+    first = Counter(token_type(tokenizer, d.ids[0]) for d in documents)
+    last = Counter(token_type(tokenizer, d.ids[-1]) for d in documents)
+    bos, eos = first.most_common(1)[0][0], last.most_common(1)[0][0]
+    n = len(documents)
+    the = counts[counts["type"] == "the"]
+    text_share = float(the["text_share"].iloc[0]) if len(the) else 0.0
+    nugget_share = float(the["nugget_share"].iloc[0]) if len(the) else 0.0
+    return [
+        {"statistic": "eos_selection_rate", "token": eos, "value": sum(d.selected[-1] for d in documents) / n,
+         "paper_value": None, "what": "share of documents whose last token (EOS) is a nugget; paper: 'prefers EOS'"},
+        {"statistic": "bos_selection_rate", "token": bos, "value": sum(d.selected[0] for d in documents) / n,
+         "paper_value": PAPER_BOS_SELECTION_RATE, "what": "share of documents whose first token (BOS) is a nugget"},
+        {"statistic": "the_text_share", "token": "the", "value": text_share, "paper_value": PAPER_THE_TEXT_SHARE,
+         "what": "share of the type 'the' among all tokens"},
+        {"statistic": "the_nugget_share", "token": "the", "value": nugget_share,
+         "paper_value": PAPER_THE_NUGGET_SHARE, "what": "share of the type 'the' among the nuggets"},
+        {"statistic": "documents", "token": "", "value": n, "paper_value": 128, "what": "documents analysed"},
+        {"statistic": "nuggets_per_token", "token": "",
+         "value": sum(sum(d.selected) for d in documents) / sum(len(d.ids) for d in documents), "paper_value": None,
+         "what": "selected tokens / all tokens (about r)"},
+    ]
+
+
+def plot_fig5(counts: pd.DataFrame, path: str | os.PathLike, top: int, title: str) -> None:
+    """A panel per objective: the ``top`` types by nugget share, grouped bars (nuggets, text), as the paper."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    objectives = sorted(counts["objective"].unique())
+    fig, axes = plt.subplots(1, len(objectives), figsize=(5 * len(objectives), 3.8), squeeze=False)
+    for ax, objective in zip(axes[0], objectives):
+        part = counts[(counts["objective"] == objective) & (counts["rank"] <= top)].sort_values("rank")
+        x = range(len(part))
+        ax.bar([i - 0.2 for i in x], part["nugget_share"] * 100, width=0.4, label="nuggets")
+        ax.bar([i + 0.2 for i in x], part["text_share"] * 100, width=0.4, label="text")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(part["type"].tolist())
+        ax.set_ylabel("share (%)")
+        ax.set_title(f"{objective.upper()}")
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,22 @@
+"""Fig. 4, one (objective, ratio): beam-search the dev documents from their nuggets, corpus BLEU."""
+import os
+
+from multivec.io import write_json, write_jsonl
+from multivec.nugget.analysis.reconstruction_bleu import dev_documents, reconstruct
+from multivec.nugget.modeling import NuggetModel
+from multivec.resources import default_device
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
+    s, wc = snakemake.params.settings, snakemake.wildcards
+    rows = dev_documents(snakemake.input.dev, wc.objective, s["max_documents"])
+    model_dir = os.path.dirname(snakemake.input.config)
+    model = NuggetModel.from_pretrained(model_dir, device=default_device())
+    records, summary = reconstruct(model, rows, wc.objective, num_beams=s["num_beams"], batch_size=s["batch_size"],
+                                   max_new_tokens=s["max_new_tokens"])
+    summary.update(ratio=wc.ratio, model=model_dir, corpus=snakemake.input.dev)
+    write_jsonl(snakemake.output.hypotheses,
+                [{k: r[k] for k in ("id", "source", "reference", "hypothesis", "vectors")} for r in records])
+    write_json(snakemake.output.bleu, summary)
+    log.info("%s r=%s: BLEU %.2f over %d documents (%.2f vectors each), decoded in %.1f s", wc.objective, wc.ratio,
+             summary["bleu"], summary["documents"], summary["vectors_per_document"], summary["decode_seconds"])
