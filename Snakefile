@@ -27,6 +27,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"
+include: "rules/nugget_gain.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -45,3 +46,6 @@ rule all:
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
         "results/distill_table.csv",
+        expand("results/nugget_fig7_probability_gain.{ext}", ext=["csv", "png"]),
+        expand("results/nugget_fig8_probability_gain_lengths.{ext}", ext=["csv", "png"]),
+        expand("results/nugget_fig11_probability_gain_all.{ext}", ext=["csv", "png"]),

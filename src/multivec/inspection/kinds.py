@@ -59,6 +59,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/frozen_bottom/*", "frozen bottom states", "a task's shared frozen-bottom token states"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
     # distillation teachers (rules/distill_teachers.smk)
+    ArtifactKind("data/built/nugget_gain/documents.jsonl", "jsonl", "probability-gain documents {id, text, length}"),
     ArtifactKind("data/built/distill/*.jsonl", "jsonl", "distillation documents {id, text} (train, eval_<task>)"),
     ArtifactKind("data/built/distill/eval_pi", "ranking task", "PI cut to the distillation's queries"),
     ArtifactKind("data/built/distill/eval_rr", "ranking task", "RR cut to the distillation's queries"),
@@ -79,6 +80,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/table2/*/*.rankings.jsonl", "rankings", "per-query rankings of one row on one task"),
     ArtifactKind("results/table2/*/*.json", "ranking metrics", "one row's MRR on one task"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
+    ArtifactKind("results/nugget_analysis/probability_gain/*.safetensors", "safetensors",
+                 "raw eq. 9 gains of one document length: gains, positions, source_indices, target_ids"),
     ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
     ArtifactKind("results/**/*.md", "text", "a table in markdown"),
     ArtifactKind("results/**/*.png", "image", "a figure"),

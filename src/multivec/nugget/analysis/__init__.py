@@ -1,0 +1,1 @@
+"""Analyses of trained NUGGET models beyond Table 2 (Qin & Van Durme 2023, §5-§7)."""
