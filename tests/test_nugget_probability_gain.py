@@ -109,6 +109,20 @@ def test_document_gains_are_in_token_order_and_mapped_to_target_positions(model)
     assert prepare_document(model, "too short", 40) is None
 
 
+def test_shared_mbart_vocabulary_maps_nuggets_to_their_own_positions():
+    """Paper scale: encoder and decoder share mBART's tokenizer, so a nugget's source index is its target
+    position (the leading special token, mBART's language code, is position 0 on both sides)."""
+    cfg = NuggetConfig(encoder="tiny-random-mbart", architecture="mbart", ratio=0.3, scorer_layer=2,
+                       decoder_heads=2, decoder_ffn=64, target_tokenizer="source")
+    model = NuggetModel.from_backbone(cfg).eval()
+    doc = prepare_document(model, DOCUMENT, 20)
+    assert len(doc.target_ids) == 20 and len(doc.source_ids) == 20
+    assert doc.source_to_target == list(range(20))
+    result = document_gains(model, doc)
+    assert result.positions.tolist() == result.source_indices.tolist()
+    assert result.gains.shape == (len(result.positions), 20)
+
+
 def test_source_tokens_map_to_the_target_token_holding_their_last_character():
     # text "ab cd": source [CLS] "ab" "c" "##d" [SEP]; target prefix (1) + "ab" " cd" + eos
     positions = map_source_to_target([(0, 0), (0, 2), (3, 4), (4, 5), (0, 0)], [1, 0, 0, 0, 1], [2, 5], 1, 4)
