@@ -11,12 +11,8 @@ if len(GAIN["lengths"]) != len(GAIN["documents"]):
 if GAIN["fig7_length"] not in GAIN["lengths"]:
     raise ValueError(f"nugget_analysis.probability_gain.fig7_length {GAIN['fig7_length']} is not in lengths")
 GAIN_DOCUMENTS = "data/built/nugget_gain/documents.jsonl"
-GAIN_DIR = "results/nugget_analysis/probability_gain"
+GAIN_FILE = "results/nugget_analysis/probability_gain/len{length}.safetensors"  # raw per-length gains
 AUDIT_TASKS["nugget_gain"] = {"format": "text_jsonl", "files": [GAIN_DOCUMENTS]}
-
-
-def gain_file(length):
-    return f"{GAIN_DIR}/len{length}.safetensors"
 
 
 rule nugget_gain_documents:
@@ -48,7 +44,7 @@ rule nugget_gain_compute:
         config=long_model_files("ae", GAIN_RATIO)["config"],
         documents=GAIN_DOCUMENTS,
     output:
-        gains=gain_file("{length}"),
+        gains=GAIN_FILE,
     log:
         "logs/nugget_gain/len{length}.log",
     benchmark:
@@ -68,7 +64,7 @@ rule nugget_gain_compute:
 
 rule nugget_fig7_probability_gain:
     input:
-        gains=gain_file(GAIN["fig7_length"]),
+        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
     output:
         csv="results/nugget_fig7_probability_gain.csv",
         png="results/nugget_fig7_probability_gain.png",
@@ -89,7 +85,7 @@ rule nugget_fig7_probability_gain:
 
 rule nugget_fig11_probability_gain_all:
     input:
-        gains=gain_file(GAIN["fig7_length"]),
+        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
     output:
         csv="results/nugget_fig11_probability_gain_all.csv",
         png="results/nugget_fig11_probability_gain_all.png",
@@ -110,7 +106,7 @@ rule nugget_fig11_probability_gain_all:
 
 rule nugget_fig8_probability_gain_lengths:
     input:
-        gains=[gain_file(length) for length in GAIN["lengths"]],
+        gains=expand(GAIN_FILE, length=GAIN["lengths"]),
     output:
         csv="results/nugget_fig8_probability_gain_lengths.csv",
         png="results/nugget_fig8_probability_gain_lengths.png",
