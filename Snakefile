@@ -30,6 +30,7 @@ include: "rules/nugget_long.smk"
 include: "rules/nugget_ablation_common.smk"
 include: "rules/nugget_ablation.smk"
 include: "rules/nugget_figures.smk"
+include: "rules/nugget_gain.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -54,3 +55,6 @@ rule all:
         "results/nugget_fig4_bleu_vs_ratio.csv",
         "results/nugget_fig5_selected_tokens.csv",
         "results/nugget_fig6_highlight.html",
+        expand("results/nugget_fig7_probability_gain.{ext}", ext=["csv", "png"]),
+        expand("results/nugget_fig8_probability_gain_lengths.{ext}", ext=["csv", "png"]),
+        expand("results/nugget_fig11_probability_gain_all.{ext}", ext=["csv", "png"]),

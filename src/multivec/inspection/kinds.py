@@ -63,6 +63,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/built/corpora/*/sentence_final_share.json", "json",
                  "r_sb: the share of sentence-final source tokens (NUGGET Table 4)"),
     # distillation teachers (rules/distill_teachers.smk)
+    ArtifactKind("data/built/nugget_gain/documents.jsonl", "jsonl", "probability-gain documents {id, text, length}"),
     ArtifactKind("data/built/distill/*.jsonl", "jsonl", "distillation documents {id, text} (train, eval_<task>)"),
     ArtifactKind("data/built/distill/eval_pi", "ranking task", "PI cut to the distillation's queries"),
     ArtifactKind("data/built/distill/eval_rr", "ranking task", "RR cut to the distillation's queries"),
@@ -88,6 +89,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
     ArtifactKind("results/nugget_analysis/bleu/*.jsonl", "jsonl", "NUGGET Fig. 4: dev documents decoded from nuggets"),
     ArtifactKind("results/*.html", "text", "a figure as an HTML page (NUGGET Fig. 6)"),
+    ArtifactKind("results/nugget_analysis/probability_gain/*.safetensors", "safetensors",
+                 "raw eq. 9 gains of one document length: gains, positions, source_indices, target_ids"),
     ArtifactKind("results/**/*.csv", "csv table", "a results or benchmark table"),
     ArtifactKind("results/**/*.md", "text", "a table in markdown"),
     ArtifactKind("results/**/*.png", "image", "a figure"),

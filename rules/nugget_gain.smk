@@ -1,0 +1,123 @@
+# What each nugget encodes (NUGGET §5.3, eq. 9, Figs. 7, 8, 11 and App. C): teacher-forced decoding of
+# the AE model with one nugget exposed (src/multivec/nugget/analysis/probability_gain.py).
+# Documents: word windows of WikiText-2 test (no training corpus reads it; audited as `nugget_gain`).
+
+GAIN = config["nugget_analysis"]["probability_gain"]
+GAIN_RATIO = str(GAIN["ratio"])
+if GAIN_RATIO not in LONG_RATIOS:
+    raise ValueError(f"nugget_analysis.probability_gain.ratio {GAIN_RATIO} is not in nugget_analysis.ratios {LONG_RATIOS}")
+if len(GAIN["lengths"]) != len(GAIN["documents"]):
+    raise ValueError("nugget_analysis.probability_gain: lengths and documents must have one entry per length")
+if GAIN["fig7_length"] not in GAIN["lengths"]:
+    raise ValueError(f"nugget_analysis.probability_gain.fig7_length {GAIN['fig7_length']} is not in lengths")
+GAIN_DOCUMENTS = "data/built/nugget_gain/documents.jsonl"
+GAIN_FILE = "results/nugget_analysis/probability_gain/len{length}.safetensors"  # raw per-length gains
+AUDIT_TASKS["nugget_gain"] = {"format": "text_jsonl", "files": [GAIN_DOCUMENTS]}
+
+
+rule nugget_gain_documents:
+    input:
+        text=raw("wikitext2", "test.txt"),
+    output:
+        documents=GAIN_DOCUMENTS,
+    params:
+        lengths=GAIN["lengths"],
+        documents=GAIN["documents"],
+        seed=config["seed"],
+    log:
+        "logs/nugget_gain/documents.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/documents.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_documents.py"
+
+
+rule nugget_gain_compute:
+    input:
+        weights=long_model_files("ae", GAIN_RATIO)["weights"],
+        config=long_model_files("ae", GAIN_RATIO)["config"],
+        documents=GAIN_DOCUMENTS,
+    output:
+        gains=GAIN_FILE,
+    log:
+        "logs/nugget_gain/len{length}.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/len{length}.tsv"
+    wildcard_constraints:
+        length="[0-9]+",
+    threads: rule_resources("train")["threads"]
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+        gpu=rule_resources("train").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_compute.py"
+
+
+rule nugget_fig7_probability_gain:
+    input:
+        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
+    output:
+        csv="results/nugget_fig7_probability_gain.csv",
+        png="results/nugget_fig7_probability_gain.png",
+    params:
+        figure="nugget",
+        nuggets=GAIN["fig7_nuggets"],
+        columns=len(GAIN["fig7_nuggets"]),
+        title=f"Fig. 7: probability gain given one nugget (AE, r = {GAIN_RATIO}, {GAIN['fig7_length']}-token documents)",
+    log:
+        "logs/nugget_gain/fig7.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/fig7.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_figure.py"
+
+
+rule nugget_fig11_probability_gain_all:
+    input:
+        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
+    output:
+        csv="results/nugget_fig11_probability_gain_all.csv",
+        png="results/nugget_fig11_probability_gain_all.png",
+    params:
+        figure="nugget",
+        nuggets=list(range(1, GAIN["fig11_nuggets"] + 1)),
+        columns=4,
+        title=f"Fig. 11: probability gain of the first {GAIN['fig11_nuggets']} nuggets (AE, r = {GAIN_RATIO})",
+    log:
+        "logs/nugget_gain/fig11.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/fig11.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_figure.py"
+
+
+rule nugget_fig8_probability_gain_lengths:
+    input:
+        gains=expand(GAIN_FILE, length=GAIN["lengths"]),
+    output:
+        csv="results/nugget_fig8_probability_gain_lengths.csv",
+        png="results/nugget_fig8_probability_gain_lengths.png",
+    params:
+        figure="relative",
+        title=f"Fig. 8: probability gain around the exposed nugget (AE, r = {GAIN_RATIO})",
+    log:
+        "logs/nugget_gain/fig8.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/fig8.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_figure.py"
