@@ -27,6 +27,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"
+include: "rules/nugget_lm.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -41,6 +42,7 @@ include: "rules/audit.smk"
 rule all:
     input:
         "results/table2.csv",
+        expand("results/nugget_table3_lm.{ext}", ext=["csv", "md"]),
         "results/table1_tasks.csv",
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",

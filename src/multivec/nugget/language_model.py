@@ -377,3 +377,44 @@ def load(out_dir: str | os.PathLike, device: str = "cpu") -> NuggetLanguageModel
 
     settings = LMSettings.from_dict(read_json(Path(out_dir) / "config.json")["lm"])
     return NuggetLanguageModel(NuggetModel.from_pretrained(out_dir, device=device), settings)
+
+
+# -- Table 3 -----------------------------------------------------------------------------------------
+# The paper's Table 3 (WikiText-103 test PPL), copied from its text; cells it leaves '-' are absent.
+PAPER_TABLE3: dict[str, dict[int, float]] = {
+    "nugget_r0.05": {1: 29.88, 2: 29.25, 4: 28.24},
+    "nugget_r0.1": {1: 29.83, 2: 29.21, 4: 28.44, 8: 28.10},
+    "tsdae": {1: 30.09, 2: 29.55, 4: 29.01, 8: 28.77},
+    "compressive": {4: 30.52},
+    "transformer": {0: 31.46},
+}
+TABLE3_LABELS = {"nugget_r0.05": "NUGGET r=0.05", "nugget_r0.1": "NUGGET r=0.1", "tsdae": "TSDAE",
+                 "compressive": "Compressive Transformer", "transformer": "Transformer (h = 0)"}
+
+
+def table3_rows(results: dict[str, dict], histories: Sequence[int]) -> list[dict[str, Any]]:
+    """One row per LM: measured word PPL at each h (``results[row]["perplexity"][str(h)]["ppl"]``) and the
+    paper's ``paper_h{h}`` (empty where the paper prints '-')."""
+    rows = []
+    for name, result in results.items():
+        row: dict[str, Any] = {"row": name, "model": TABLE3_LABELS.get(name, name), "history": result["history"]}
+        for h in histories:
+            cell = result["perplexity"].get(str(h))
+            if cell is None:
+                raise ValueError(f"LM {name!r}: no perplexity at h = {h}")
+            row[f"ppl_h{h}"] = round(cell["ppl"], 2)
+        for h in histories:
+            paper = PAPER_TABLE3.get(name, {}).get(h)
+            row[f"paper_h{h}"] = "" if paper is None else paper
+        rows.append(row)
+    return rows
+
+
+def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int]) -> str:
+    head = ["model"] + [f"h={h}" for h in histories] + [f"paper h={h}" for h in histories]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row["model"]] + [f"{row[f'ppl_h{h}']:.2f}" for h in histories] + \
+                [str(row[f"paper_h{h}"]) for h in histories]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
