@@ -38,6 +38,7 @@ from torch import nn
 
 from multivec.nugget.lm_data import Segment, segment_streams, tokenize_stream
 from multivec.nugget.modeling import IGNORE_INDEX, Nuggets, NuggetModel, pad_sequences
+from multivec.nugget.training import parameter_groups as nugget_parameter_groups
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
 
@@ -351,8 +352,8 @@ class LanguageModelTask(TrainingTask):
         return {"dev_loss": total / max(count, 1)}
 
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
-        return [{"params": [(n, p) for n, p in self.model.nugget.named_parameters() if p.requires_grad],
-                 "lr": cfg.lr}]
+        # As for the AE model: parts trained from scratch there (the demo decoder) keep ``lr_scratch``.
+        return nugget_parameter_groups(self.model.nugget, cfg)
 
     # The LM folder is a NuggetModel folder (loadable with NuggetModel.from_pretrained) plus ``lm`` settings.
     def save_weights(self, path: Path) -> None:
