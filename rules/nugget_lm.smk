@@ -71,6 +71,7 @@ rule train_nugget_lm:
         lm=lambda wc: lm_settings(wc.row),
         train={**train_config(), **NUGGET_LM["train"]},
         max_dev_segments=NUGGET_LM["max_dev_segments"],
+        max_train_segments=NUGGET_LM["max_train_segments"],
     log:
         "logs/train/nugget_lm_{row}.log",
     benchmark:

@@ -236,7 +236,13 @@ class SegmentData:
 
     def __init__(self, model: NuggetModel, settings: LMSettings, streams, max_segments: int | None = None):
         tok = model.target_tokenizer
-        self.streams = [tokenize_stream(tok, s) for s in streams]
+        self.streams = []
+        available = 0
+        for stream in streams:  # tokenise only the streams the first ``max_segments`` segments need
+            if max_segments is not None and available >= max_segments:
+                break
+            self.streams.append(tokenize_stream(tok, stream))
+            available += math.ceil(len(self.streams[-1].ids) / settings.segment_tokens)
         self.segments = segment_streams(tok, self.streams, settings.segment_tokens, max_segments)
         self.settings = settings
         self.memories: list[Memory] | None = None
@@ -295,16 +301,20 @@ class LanguageModelTask(TrainingTask):
     throughput_unit = "tokens"
 
     def __init__(self, settings: LMSettings, init_dir: str | os.PathLike, cfg: TrainConfig, train_streams,
-                 dev_streams=None, max_dev_segments: int | None = None):
+                 dev_streams=None, max_dev_segments: int | None = None, max_train_segments: int | None = None):
         self.settings, self.init_dir, self.cfg = settings, Path(init_dir), cfg
         self.train_streams, self.dev_streams, self.max_dev_segments = train_streams, dev_streams, max_dev_segments
+        self.max_train_segments = max_train_segments
         self.name = f"lm-{settings.history}"
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
         nugget = NuggetModel.from_pretrained(self.init_dir, device=runtime.device)
         self.model = NuggetLanguageModel(nugget, self.settings)
         self.model.train()
-        self.train_data = SegmentData(nugget, self.settings, self.train_streams)
+        # Streams in a seeded order, so a segment cap samples every source, not the first in name order.
+        order = torch.randperm(len(self.train_streams), generator=seeded_generator(self.cfg.seed, "lm-streams"))
+        self.train_data = SegmentData(nugget, self.settings, [self.train_streams[i] for i in order.tolist()],
+                                      self.max_train_segments)
         self.dev_data = (SegmentData(nugget, self.settings, self.dev_streams, self.max_dev_segments)
                          if self.dev_streams else None)
         trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad)
@@ -367,8 +377,9 @@ class LanguageModelTask(TrainingTask):
 
 
 def train(settings: LMSettings, init_dir, train_config: TrainConfig, train_streams, dev_streams, out_dir,
-          max_dev_segments: int | None = None) -> dict[str, Any]:
-    task = LanguageModelTask(settings, init_dir, train_config, train_streams, dev_streams, max_dev_segments)
+          max_dev_segments: int | None = None, max_train_segments: int | None = None) -> dict[str, Any]:
+    task = LanguageModelTask(settings, init_dir, train_config, train_streams, dev_streams, max_dev_segments,
+                             max_train_segments)
     return train_task(task, train_config, out_dir)
 
 
