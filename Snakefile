@@ -31,6 +31,7 @@ include: "rules/nugget_ablation_common.smk"
 include: "rules/nugget_ablation.smk"
 include: "rules/nugget_figures.smk"
 include: "rules/nugget_gain.smk"
+include: "rules/nugget_lm.smk"
 include: "rules/table2.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
@@ -46,6 +47,7 @@ include: "rules/audit.smk"
 rule all:
     input:
         "results/table2.csv",
+        expand("results/nugget_table3_lm.{ext}", ext=["csv", "md"]),
         "results/table1_tasks.csv",
         "results/nugget_table4_ablations.csv",
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
