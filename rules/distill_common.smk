@@ -3,7 +3,6 @@
 # Interface with rules/distill_teachers.smk (the teachers' side of issue 9), in one place here:
 # documents data/built/distill/{train,eval_<task>}.jsonl; teacher embeddings folders below.
 DISTILL_DOCUMENTS = "data/built/distill/{split}.jsonl"
-DISTILL_TEACHER_EMBEDDINGS = "data/distill/teachers/{teacher}/{split}"
 DISTILL_STUDENT_EMBEDDINGS = "data/distill/student/{run}/{split}"
 
 
@@ -33,16 +32,16 @@ def distill_student_config():
 
 
 def distill_teacher(side, split):
-    return DISTILL_TEACHER_EMBEDDINGS.format(teacher=config["distill"]["runs"][f"{side}_teacher"], split=split)
+    """The chosen teacher's embeddings (distill.structural_teacher.teacher / contextual_teacher.teacher)."""
+    return structural_teacher_dir(split) if side == "structural" else contextual_teacher_dir(split)
 
 
 def distill_table_rows():
     tasks = distill_tasks()
-    runs = config["distill"]["runs"]
     rows = [
-        {"name": runs["structural_teacher"], "kind": "structural_teacher",
+        {"name": "sbert_" + DISTILL["structural_teacher"]["teacher"], "kind": "structural_teacher",
          "embeddings": {t: distill_teacher("structural", f"eval_{t}") for t in tasks}},
-        {"name": runs["contextual_teacher"], "kind": "contextual_teacher",
+        {"name": "pv_" + DISTILL["contextual_teacher"]["teacher"], "kind": "contextual_teacher",
          "embeddings": {t: distill_teacher("contextual", f"eval_{t}") for t in tasks}},
         {"name": "teachers_concatenated", "kind": "teachers_concatenated",
          "embeddings": {t: f"data/distill/concat/eval_{t}" for t in tasks}},

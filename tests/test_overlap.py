@@ -113,6 +113,10 @@ def _demo_layout(root: Path, leak: bool):
     (root / "data/raw/propsegment/v1/document_clusters.dev.json").write_text(json.dumps(clusters), encoding="utf-8")
     for split in ("train", "eval_lee", "eval_polarity", "eval_pi", "eval_rr"):
         write_jsonl(root / f"data/built/distill/{split}.jsonl", [{"id": f"{split}0", "text": other + f" {split}"}])
+    # NUGGET beyond Table 2: probability-gain documents, the LM's streams and its test split.
+    write_jsonl(root / "data/built/nugget_gain/documents.jsonl", [{"id": "g0", "text": other + " gain"}])
+    for split in ("train", "dev", "test"):
+        write_jsonl(root / f"data/built/nugget_lm/{split}.jsonl", [{"id": f"lm_{split}0", "text": other + f" {split}"}])
 
 
 def _specs(root: Path):
@@ -141,6 +145,21 @@ def test_audit_every_corpus_against_every_task(tmp_path):
     assert list(table.columns) == OVERLAP_COLUMNS and len(table) == 4
     assert table.loc[(table.corpus == "ae") & (table.task == "rr"), "passed"].item() == False  # noqa: E712
     assert "**no**" in (tmp_path / "overlap.md").read_text()
+
+
+def test_a_scoped_corpus_is_measured_but_not_enforced_outside_its_tasks(tmp_path):
+    _demo_layout(tmp_path, leak=True)  # the AE corpus holds RR's query q1
+    corpora, tasks = _specs(tmp_path)
+    corpora["ae"]["evaluated_on"] = ["pi"]  # e.g. an LM scored on its own test split only
+    results = audit_overlap(corpora, tasks, ngram=8, max_document_share=0.05)
+    leak = {(r.corpus, r.task): r for r in results}[("ae", "rr")]
+    assert leak.documents_over_threshold == 1 and not leak.enforced and leak.passed
+    check_overlap(results)  # nothing enforced fails
+    write_overlap(results, tmp_path / "overlap.csv", tmp_path / "overlap.md")
+    assert "not scored" in (tmp_path / "overlap.md").read_text()
+    corpora["ae"]["evaluated_on"] = ["nope"]
+    with pytest.raises(ValueError, match="evaluated_on names unknown tasks"):
+        audit_overlap(corpora, tasks)
 
 
 def test_bad_specs_and_files_name_what_is_wrong(tmp_path):

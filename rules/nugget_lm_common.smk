@@ -1,0 +1,36 @@
+# Helpers of rules/nugget_lm.smk (Table 3, NUGGET §6.2): settings, inputs and audit registration.
+NUGGET_LM = config["nugget_lm"]
+LM_ROWS = {row["name"]: row for row in NUGGET_LM["rows"]}
+LM_DIR = "data/built/nugget_lm"
+WIKITEXT103_DIR = "data/extracted/wikitext103_raw/wikitext-103-raw"
+
+
+def lm_stream_inputs(wildcards):
+    if NUGGET_LM["train_source"] == "autoencoding":
+        inputs = {"train": corpus("ae", "train"), "dev": corpus("ae", "dev")}
+    else:
+        inputs = {"train": f"{WIKITEXT103_DIR}/wiki.train.raw", "dev": f"{WIKITEXT103_DIR}/wiki.valid.raw"}
+    if NUGGET_LM["eval_source"] == "wikitext2":
+        inputs["test"] = raw("wikitext2", "test.txt")
+    else:
+        inputs["test"] = f"{WIKITEXT103_DIR}/wiki.test.raw"
+    return inputs
+
+
+def lm_ae_model(row):
+    """The AE model a row starts from (App. B.2): ratio 0 is the one-vector (TSDAE) model."""
+    ratio = LM_ROWS[row]["ratio"]
+    return long_model_dir("ae", "0" if ratio == 0 else str(ratio))
+
+
+def lm_settings(row):
+    keys = ("segment_tokens", "train_histories", "freeze_encoder", "compress_tokens", "compress_window",
+            "history_source_tokens")
+    return {"history": LM_ROWS[row]["history"], **{k: NUGGET_LM[k] for k in keys}}
+
+
+# The LM (decoder) trained on these streams is scored on nugget_lm_test only; at paper scale its
+# WikiText-103 train streams are also where RR draws passages for the Table 2 models.
+AUDIT_CORPORA["nugget_lm"] = {"format": "text_jsonl", "files": [f"{LM_DIR}/train.jsonl", f"{LM_DIR}/dev.jsonl"],
+                              "evaluated_on": ["nugget_lm_test"]}
+AUDIT_TASKS["nugget_lm_test"] = {"format": "text_jsonl", "files": [f"{LM_DIR}/test.jsonl"]}
