@@ -39,9 +39,9 @@ def distill_teacher(side, split):
 def distill_table_rows():
     tasks = distill_tasks()
     rows = [
-        {"name": "sbert_" + DISTILL["structural_teacher"]["teacher"], "kind": "structural_teacher",
+        {"name": f"sbert_{DISTILL['structural_teacher']['teacher']}", "kind": "structural_teacher",
          "embeddings": {t: distill_teacher("structural", f"eval_{t}") for t in tasks}},
-        {"name": "pv_" + DISTILL["contextual_teacher"]["teacher"], "kind": "contextual_teacher",
+        {"name": f"pv_{DISTILL['contextual_teacher']['teacher']}", "kind": "contextual_teacher",
          "embeddings": {t: distill_teacher("contextual", f"eval_{t}") for t in tasks}},
         {"name": "teachers_concatenated", "kind": "teachers_concatenated",
          "embeddings": {t: f"data/distill/concat/eval_{t}" for t in tasks}},
