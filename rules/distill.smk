@@ -57,6 +57,7 @@ rule distill_student_embed:
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
         runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
     conda:
         "../envs/train.yaml"
     script:
@@ -81,6 +82,7 @@ rule distill_untrained_embed:
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
         runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
     conda:
         "../envs/train.yaml"
     script:

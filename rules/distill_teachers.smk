@@ -90,6 +90,7 @@ rule structural_teacher_embeddings:
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
         runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
     conda:
         "../envs/distill_teachers.yaml"
     script:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -139,3 +140,37 @@ def test_smoke_end_to_end(tmp_path, mirror):
     again = snakemake("-n", *args, cwd=work)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout
+
+
+def _gpu_rules_in_rule_files():
+    """Rules that declare a `gpu` resource (rules/*.smk)."""
+    found = set()
+    for path in (REPO / "rules").glob("*.smk"):
+        rule = None
+        for line in path.read_text().splitlines():
+            if line.startswith("rule "):
+                rule = line.split()[1].rstrip(":")
+            elif "gpu=rule_resources" in line:
+                found.add(rule)
+    return found
+
+
+def test_every_gpu_job_of_the_whole_paper_dag_goes_to_the_gpu_partition(mirror, tmp_path):
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    on_gpu_partition = {rule for rule, r in profile["set-resources"].items()
+                        if r.get("slurm_partition") == "CHANGE_ME_gpu_partition"}
+    assert on_gpu_partition == _gpu_rules_in_rule_files()
+    result = snakemake("-n", "--profile", "profiles/slurm", "--configfile", "config/paper.yaml", "--cores", "64",
+                       "--directory", str(tmp_path), "all")
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    jobs = _job_resources(out)
+    # every work's training runs on a GPU at paper scale
+    for rule in ("train_nugget_long", "train_nugget_ablation", "train_nugget_lm", "subencoder_model_train",
+                 "distill_student_train", "distill_student_embed", "structural_teacher_embeddings"):
+        assert rule in jobs, sorted(jobs)
+    for rule, resources in ((rule, r) for rule, rs in jobs.items() for r in rs):
+        if resources.get("gpu") == "1":
+            assert resources["slurm_partition"] == "CHANGE_ME_gpu_partition", (rule, resources)
+        elif rule not in {"download", "gensim_test_data"}:
+            assert resources["slurm_partition"] == "CHANGE_ME_cpu_partition", (rule, resources)

@@ -2,13 +2,15 @@
 from multivec.distill.documents import read_documents
 from multivec.distill.embeddings import write_embeddings
 from multivec.distill.structural_teacher import embed_documents, load_teacher, model_folder
+from multivec.training.distributed import resolve_device
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     settings = snakemake.params.settings
     name = snakemake.wildcards.model
     docs = read_documents(snakemake.input.documents)
-    model = load_teacher(name, settings.get("max_seq_length"))
+    # auto: the GPU a paper-scale (SLURM) job was given, else the CPU
+    model = load_teacher(name, settings.get("max_seq_length"), device=str(resolve_device("auto")))
     out = embed_documents(model, [d["text"] for d in docs], batch_size=settings["batch_size"])
     write_embeddings(snakemake.output.folder, [d["id"] for d in docs], out.vectors,
                      {"model": name, "folder": model_folder(name), "teacher": "structural",

@@ -250,11 +250,13 @@ def load_trained(out_dir: str | os.PathLike) -> DistillModel:
 
 def embed_documents(documents_path: str | os.PathLike, out: str | os.PathLike, *,
                     model_dir: str | os.PathLike | None = None, student_config: StudentConfig | None = None,
-                    batch_size: int = 16, threads: int | None = None) -> dict[str, Any]:
+                    batch_size: int = 16, threads: int | None = None, device: str = "auto") -> dict[str, Any]:
     """Embed ``{"id", "text"}`` documents with the trained student of ``model_dir`` (pooled state through its
     structural head), or with the untrained student of ``student_config`` (pooled state only), into an
-    embeddings folder (``multivec.distill.embeddings``); returns its meta."""
+    embeddings folder (``multivec.distill.embeddings``); returns its meta. ``device``: ``auto`` uses the
+    GPU a (SLURM) job was given, else the CPU."""
     from multivec.distill.embeddings import write_embeddings
+    from multivec.training.distributed import resolve_device
     from multivec.distill.student import embed_texts
 
     if (model_dir is None) == (student_config is None):
@@ -270,6 +272,10 @@ def embed_documents(documents_path: str | os.PathLike, out: str | os.PathLike, *
     else:
         student, encode, name, config = Student(student_config).eval(), (lambda x: x), "untrained student", \
             student_config
+    if model_dir is not None:
+        model.to(resolve_device(device))
+    else:
+        student.to(resolve_device(device))
     vectors = embed_texts(encode, student, texts, batch_size)
     cut = float(np.mean([len(t) >= config.max_tokens for t in student.tokenize(texts)]))
     meta = {"model": name, "backbone": config.backbone, "dimension": int(vectors.shape[1]), "n": len(texts),
