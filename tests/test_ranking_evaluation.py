@@ -1,5 +1,7 @@
 """Ranking evaluation from encodings or BM25, and the untrained-encoder baselines that feed it."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,16 @@ def test_baseline_encodings_artifact_feeds_the_evaluation(tmp_path):
         assert result.n_queries == 2 and 0 < result.mrr <= 100
     with pytest.raises(ValueError, match="pooling"):
         write_baseline_encodings("tiny-random-bert", task.documents, tmp_path / "x", "max", show_progress=False)
+
+
+def test_row_metrics_are_grouped_by_row_then_task(tmp_path):
+    from multivec.evaluation.ranking_evaluation import read_row_metrics
+
+    paths = []
+    for row, task, mrr in (("nugget", "pi", 90.0), ("nugget", "rr", 40.0), ("bm25", "pi", 80.0)):
+        path = tmp_path / f"{row}_{task}.json"
+        path.write_text(json.dumps({"row": row, "task": task, "mrr": mrr}))
+        paths.append(path)
+    metrics = read_row_metrics(paths)
+    assert sorted(metrics) == ["bm25", "nugget"] and sorted(metrics["nugget"]) == ["pi", "rr"]
+    assert metrics["nugget"]["rr"]["mrr"] == 40.0 and metrics["bm25"]["pi"]["mrr"] == 80.0

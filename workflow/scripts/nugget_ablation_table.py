@@ -1,13 +1,11 @@
 from multivec.evaluation.table4 import assemble_table4, table4_record, write_table4
+from multivec.evaluation.ranking_evaluation import read_row_metrics
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    metrics = {}
-    for path in snakemake.input.evaluations:
-        m = read_json(path)
-        metrics.setdefault(m["row"], {})[m["task"]] = m
+    metrics = read_row_metrics(snakemake.input.evaluations)
     records = []
     for name in p.rows:
         folder = p.model_dirs[name]

@@ -1,15 +1,13 @@
 from multivec.evaluation.plots import plot_table2
 from multivec.evaluation.table2 import assemble_table2, truncation_lines, write_table2
 from multivec.evaluation.table2_rows import table2_record
+from multivec.evaluation.ranking_evaluation import read_row_metrics
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    metrics = {}
-    for path in snakemake.input.evaluations:
-        m = read_json(path)
-        metrics.setdefault(m["row"], {})[m["task"]] = m
+    metrics = read_row_metrics(snakemake.input.evaluations)
     records = []
     for row in p.rows:
         training = read_json(f"{p.model_dirs[row['name']]}/training_summary.json") if row["name"] in p.model_dirs else None

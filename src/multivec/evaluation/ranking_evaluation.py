@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -121,3 +121,15 @@ def evaluate_with_bm25(task: RankingTask, batch_size: int = 256, show_progress: 
         batch = index.score([task.documents[q.source] for q in task.queries[start:stop]], show_progress=False)
         scores[start:stop] = np.take_along_axis(batch, candidate_columns[start:stop], axis=1)
     return result_from_scores(task, scores, "bm25")
+
+
+def read_row_metrics(paths: Sequence[str | os.PathLike]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{row: {task: metrics}}`` from the per-(row, task) JSON files the evaluation rules write
+    (Tables 2 and 4)."""
+    from multivec.io import read_json
+
+    metrics: dict[str, dict[str, dict[str, Any]]] = {}
+    for path in paths:
+        m = read_json(path)
+        metrics.setdefault(m["row"], {})[m["task"]] = m
+    return metrics
