@@ -114,7 +114,7 @@ def test_table4_reads_each_models_config_and_the_paper(tmp_path):
     records = []
     for name in TABLE4_ABLATIONS:
         saved = ablation_config(name, BASE, layers=DEMO_LAYERS, sentence_ratio=0.046).to_dict()
-        records.append(table4_record(name, saved, _metrics(90.0, 40.0), {"train_steps": 7}))
+        records.append(table4_record(name, saved, _metrics(90.0, 40.0), {"train_steps": 7, "best_dev_loss": 6.5}))
     df = assemble_table4(records)
     assert list(df.columns) == TABLE4_COLUMNS and len(df) == len(TABLE4_ABLATIONS)
     by_name = df.set_index("name")
@@ -125,10 +125,11 @@ def test_table4_reads_each_models_config_and_the_paper(tmp_path):
     assert not by_name.loc["no_feedback", "feedback"] and by_name.loc["chunking", "feedback"]
     assert by_name.loc["nugget_l0", "paper_pi"] == PAPER_TABLE4["nugget_l0"][1] == 69.82
     assert pd.isna(by_name.loc["random", "paper_pi"]) and pd.isna(by_name.loc["random", "paper_rr"])
+    assert (df["best_dev_loss"] == 6.5).all()
     share = {"share": 0.046, "encoder": "minilm", "documents": 3, "tokens": 100}
     write_table4(df, tmp_path / "t4.csv", tmp_path / "t4.md", ["Scale: test."], share)
     md = (tmp_path / "t4.md").read_text()
-    assert "**0.0460**" in md and "0.033" in md and "| random |" in md
+    assert "**0.0460**" in md and "0.033" in md and "| random |" in md and "| 6.500 |" in md
     assert pd.read_csv(tmp_path / "t4.csv")["PI"].tolist() == [90.0] * len(TABLE4_ABLATIONS)
     with pytest.raises(ValueError, match="no rr metrics"):
         table4_record("random", records and ablation_config("random", BASE).to_dict(), {"pi": {"mrr": 1.0}}, None)

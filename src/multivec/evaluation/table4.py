@@ -34,7 +34,7 @@ LABELS = {**{name: label for name, (label, _, _) in PAPER_TABLE4.items()},
           "nugget_r_sb": "NUGGET (r = r_sb)", "random": "Random selector (not in the paper)"}
 
 TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
-                  "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps"]
+                  "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps", "best_dev_loss"]
 
 
 def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, dict[str, Any]],
@@ -64,6 +64,8 @@ def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, di
         "nuggets_per_doc_pi": metrics["pi"].get("vectors_per_doc"),
         "nuggets_per_doc_rr": metrics["rr"].get("vectors_per_doc"),
         "train_steps": training.get("train_steps") if training else None,
+        # how much each ablation learned on its own objective (MT dev cross-entropy, nats per target token)
+        "best_dev_loss": training.get("best_dev_loss") if training else None,
     }
 
 
@@ -82,6 +84,8 @@ def _cell(value, column: str) -> str:
         return f"{float(value):.1f}"
     if column == "r":
         return f"{float(value):.4g}"
+    if column == "best_dev_loss":
+        return f"{float(value):.3f}"
     return str(value)
 
 
