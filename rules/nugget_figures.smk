@@ -44,6 +44,8 @@ rule nugget_fig4:
     input:
         bleu=expand("results/nugget_analysis/bleu/{objective}_r{ratio}.json", objective=LONG_OBJECTIVES,
                     ratio=LONG_RATIOS),
+        # in the same (objective, ratio) order: each model's best dev loss, the right panel
+        trainings=[long_model_files(o, r)["summary"] for o in LONG_OBJECTIVES for r in LONG_RATIOS],
     output:
         csv="results/nugget_fig4_bleu_vs_ratio.csv",
         md="results/nugget_fig4_bleu_vs_ratio.md",

@@ -104,6 +104,7 @@ def test_read_share_checks_the_file(tmp_path):
 def test_document_sentence_ends_use_punkt_spans():
     text = "Dr. Smith went home. He slept!  Then more"
     assert document_sentence_ends([text]) == [[20, 30, len(text)]]
+    assert document_sentence_ends(["", "  ", "A b."]) == [[], [], [4]]  # empty documents have no sentence
 
 
 def _metrics(pi, rr):
@@ -149,3 +150,8 @@ def test_sentence_boundary_encoding_reads_each_documents_sentence_ends(bpe):
     assert [d.nugget_tokens[-1] for d in documents] == [tokenizer.tokenize(t)[-1] for t in TEXTS]  # the final "." / "!"
     with pytest.raises(ValueError, match="sentence_ends"):
         encode_documents(model, TEXTS, batch_size=2)
+    # The released PI set has empty documents: one nugget each, at the EOS (its last token).
+    empty = encode_documents(model, ["", TEXTS[0]], batch_size=2, sentence_ends=document_sentence_ends(["", TEXTS[0]]))
+    assert len(empty[0].vectors) == 1 and empty[0].nugget_tokens == [tokenizer.convert_ids_to_tokens(
+        tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id)]
+    assert len(empty[1].vectors) == len(SENTENCES[0])

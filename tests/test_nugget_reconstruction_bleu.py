@@ -6,8 +6,8 @@ from collections import Counter
 import pytest
 import torch
 
-from multivec.nugget.analysis.reconstruction_bleu import (BLEU_TOKENIZE, corpus_bleu, dev_documents, fig4_table,
-                                                          reconstruct)
+from multivec.nugget.analysis.reconstruction_bleu import (BLEU_TOKENIZE, corpus_bleu, dev_documents, fig4_markdown,
+                                                          fig4_table, plot_fig4, reconstruct)
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.generation import beam_search, greedy_decode, hypothesis_scores
 from multivec.nugget.modeling import NuggetModel
@@ -136,7 +136,7 @@ def test_dev_documents_name_the_file_and_key(tmp_path):
         dev_documents(path, "mt")
 
 
-def test_reconstruct_and_table(model):
+def test_reconstruct_and_table(model, tmp_path):
     rows = [{"id": str(i), "source": t, "reference": t} for i, t in enumerate(TEXTS[:3])]
     records, summary = reconstruct(model, rows, "ae", num_beams=2, batch_size=2, max_new_tokens=6)
     assert [r["id"] for r in records] == ["0", "1", "2"]
@@ -144,8 +144,19 @@ def test_reconstruct_and_table(model):
     assert [r["vectors"] for r in records] == ks
     assert summary["vectors_per_document"] == pytest.approx(sum(ks) / 3)
     assert summary["bleu"] == pytest.approx(corpus_bleu([r["hypothesis"] for r in records], TEXTS[:3], "13a")["bleu"])
+    trainings = [{"best_dev_loss": 5.0, "train_steps": 9}, {"best_dev_loss": 6.0, "train_steps": 9},
+                 {"best_dev_loss": 7.0, "train_steps": 9}]
     df = fig4_table([{**summary, "ratio": "0.1"}, {**summary, "ratio": "0", "vectors_per_document": 1},
-                     {**summary, "objective": "mt", "ratio": "0.25"}])
+                     {**summary, "objective": "mt", "ratio": "0.25"}], trainings)
     assert list(df["objective"]) == ["ae", "ae", "mt"] and list(df["ratio"]) == [0.0, 0.1, 0.25]
+    assert df["best_dev_loss"].tolist() == [6.0, 5.0, 7.0]  # each row keeps its own model's loss after sorting
+    with pytest.raises(ValueError, match="lacks key 'best_dev_loss'"):
+        fig4_table([{**summary, "ratio": "0.1"}], [{"train_steps": 9}])
+    with pytest.raises(ValueError, match="1 BLEU summaries but 2 training"):
+        fig4_table([{**summary, "ratio": "0.1"}], trainings[:2])
+    md = fig4_markdown(df, "Scale: test.")
+    assert "| AE | 0 (one vector) | 1.00 |" in md and "| 6.000 | 9 | – |" in md and "| 5.000 | 9 | > 0.99 |" in md
+    plot_fig4(df, tmp_path / "fig4.png", "test")
+    assert (tmp_path / "fig4.png").stat().st_size > 0
     assert df["paper_ae_bleu_at_least"].tolist()[1] == 0.99
     assert df["paper_ae_bleu_at_least"].isna().tolist() == [True, False, True]

@@ -72,6 +72,11 @@ def test_sentence_final_tokens_come_from_real_boundaries_not_periods():
         [0, 0, 0, 0, 0, 1, 0, 1, 0]
 
 
+def test_an_empty_document_ends_at_its_last_token():
+    assert sentence_final_token_mask(word_offsets(""), [], "") == [0, 1]  # [CLS] [SEP]: one nugget, at [SEP]
+    assert sentence_final_token_mask(word_offsets(" "), [], " ", [1, 1]) == [0, 1]
+
+
 def test_sentence_final_tokens_after_truncation():
     text = "One two. Three four five."
     offsets = word_offsets(text)[:5]  # truncated: [CLS] One two . Three

@@ -83,6 +83,12 @@ def test_ensure_nltk_data_from_env(mirror, clean_nltk, monkeypatch):
     assert clean_nltk == []
 
 
+def test_ensure_nltk_data_without_a_mirror_argument_reads_the_mirror_variable(mirror, clean_nltk, monkeypatch):
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", str(mirror))
+    ensure_nltk_data("tokenizers/punkt_tab/english")
+    assert clean_nltk == []
+
+
 def test_ensure_nltk_data_absent_explains_fix(tmp_path, clean_nltk):
     with pytest.raises(ResourceError) as info:
         ensure_nltk_data("tokenizers/punkt_tab/english", tmp_path)

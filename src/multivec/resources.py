@@ -147,11 +147,14 @@ def pin_data_mirror(configured: str | None = None, base: str | os.PathLike | Non
 def ensure_nltk_data(resource: str = "tokenizers/punkt_tab/english", mirror: str | os.PathLike | None = None) -> None:
     """Make an NLTK resource findable: ``$NLTK_DATA``, then ``<mirror>/nltk_data``, then ``nltk.download``.
 
+    ``mirror`` None: ``$MULTIVEC_DATA_MIRROR``, as every reader of the mirror (``data_mirror``).
     Raises ``ResourceError`` saying how to fix it when none of them has it.
     """
     import nltk
 
     candidates = [os.environ.get("NLTK_DATA")]
+    if mirror is None:
+        mirror = data_mirror()
     if mirror is not None:
         candidates.append(str(Path(mirror) / "nltk_data"))
     for folder in candidates:

@@ -1,4 +1,5 @@
-"""Fig. 4: reconstruction BLEU against the compression ratio, a line per objective (CSV, Markdown, PNG)."""
+"""Fig. 4: reconstruction BLEU against the compression ratio, a line per objective, beside each model's
+best dev loss (CSV, Markdown, PNG)."""
 from pathlib import Path
 
 from multivec.io import read_json
@@ -7,7 +8,8 @@ from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    df = fig4_table([read_json(path) for path in snakemake.input.bleu])
+    df = fig4_table([read_json(path) for path in snakemake.input.bleu],
+                    [read_json(path) for path in snakemake.input.trainings])
     df.to_csv(snakemake.output.csv, index=False)
     scale_line = f"Scale: **{p.scale}**, encoder `{p.encoder}`; corpus dev documents, beam search from the nuggets."
     Path(snakemake.output.md).write_text(fig4_markdown(df, scale_line), encoding="utf-8")

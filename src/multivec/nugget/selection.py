@@ -119,10 +119,13 @@ def sentence_final_token_mask(offsets: Sequence[Sequence[int]], sentence_ends: S
     ``special_mask``: 1 for special tokens ([CLS], language codes, </s>), which never end a sentence
     (without it, tokens with an empty span count as special). A sentence ends at the last content token
     starting before its end (whitespace before the end is skipped). A sentence cut off by truncation ends
-    at the last token kept, so a truncated document still gets its last nugget.
+    at the last token kept, so a truncated document still gets its last nugget. An empty document (no
+    content token; the released PI set has two) has no sentence: its one nugget is its last token (the
+    EOS), as k = ceil(n·r) >= 1 gives every other selector one.
     """
-    if not sentence_ends:
-        raise ValueError("sentence_ends is empty: every source has at least one sentence (its end is len(source))")
+    if not sentence_ends and source.strip():
+        raise ValueError("sentence_ends is empty: every non-empty source has at least one sentence "
+                         "(its end is len(source))")
     previous = 0
     for end in sentence_ends:
         if type(end) is not int or not previous < end <= len(source):
@@ -133,6 +136,8 @@ def sentence_final_token_mask(offsets: Sequence[Sequence[int]], sentence_ends: S
     content = [i for i, (a, b) in enumerate(offsets) if not special[i] and b > a]
     mask = [0] * len(offsets)
     if not content:
+        if offsets:
+            mask[-1] = 1
         return mask
     cursor = 0
     for end in sentence_ends:

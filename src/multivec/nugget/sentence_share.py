@@ -61,7 +61,8 @@ def read_share(path: str | os.PathLike) -> float:
 
 
 def document_sentence_ends(texts: Sequence[str], mirror: str | os.PathLike | None = None) -> list[list[int]]:
-    """Per text, the character offsets (exclusive) where NLTK punkt (english) ends its sentences."""
+    """Per text, the character offsets (exclusive) where NLTK punkt (english) ends its sentences; none
+    for an empty (or blank) text, which ``sentence_final_token_mask`` gives one nugget at its EOS."""
     from multivec.resources import ensure_nltk_data
 
     ensure_nltk_data("tokenizers/punkt_tab/english", mirror)
@@ -69,9 +70,6 @@ def document_sentence_ends(texts: Sequence[str], mirror: str | os.PathLike | Non
 
     punkt = PunktTokenizer("english")
     ends = []
-    for i, text in enumerate(texts):
-        spans = list(punkt.span_tokenize(text))
-        if not spans:
-            raise ValueError(f"document {i} ({text[:40]!r}) has no sentence: it is empty")
-        ends.append([end for _, end in spans])
+    for text in texts:
+        ends.append([end for _, end in punkt.span_tokenize(text)] if text.strip() else [])
     return ends

@@ -6,6 +6,10 @@ the input document for AE (tokenize ``13a``) and against the reference translati
 ``zh``, sacrebleu's Chinese tokenisation). r = 0 is the one-vector model (mean bottleneck). The paper
 prints one number: AE BLEU above 0.99 for r >= 0.1 (on the 0-1 scale); the figure shows it as a
 ``paper_ae_bleu_at_least`` column and a dashed line.
+
+Beside BLEU, each row carries its model's best teacher-forced dev loss (``training_summary.json``, nats
+per target token): BLEU stays at its floor until a decoder reconstructs whole n-grams, while the loss
+shows, at any training length, how much more of the document the decoder predicts from more nuggets.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ BLEU_TOKENIZE = {"ae": "13a", "mt": "zh"}
 REFERENCE_KEY = {"ae": "source", "mt": "target"}  # AE reconstructs its input; MT translates it
 PAPER_AE_BLEU_AT_LEAST = 0.99  # §5.1: "the BLEU value is higher than 0.99 when r >= 0.1"
 PAPER_AE_FROM_RATIO = 0.1
-FIG4_COLUMNS = ["objective", "ratio", "vectors_per_document", "bleu", "bleu_unit", "documents",
-                "paper_ae_bleu_at_least"]
+FIG4_COLUMNS = ["objective", "ratio", "vectors_per_document", "bleu", "bleu_unit", "documents", "best_dev_loss",
+                "train_steps", "paper_ae_bleu_at_least"]
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str) -> dict:
@@ -79,46 +83,64 @@ def reconstruct(model, rows: list[dict], objective: str, num_beams: int, batch_s
     return records, summary
 
 
-def fig4_table(summaries: Sequence[dict]) -> pd.DataFrame:
-    """One row per (objective, ratio), sorted; the paper's statement where it applies (AE, r >= 0.1)."""
+def fig4_table(summaries: Sequence[dict], trainings: Sequence[dict]) -> pd.DataFrame:
+    """One row per (objective, ratio), sorted; the paper's statement where it applies (AE, r >= 0.1).
+
+    ``trainings[i]`` is the ``training_summary.json`` of the model behind ``summaries[i]``."""
+    if len(summaries) != len(trainings):
+        raise ValueError(f"{len(summaries)} BLEU summaries but {len(trainings)} training summaries")
     rows = []
-    for s in summaries:
+    for s, training in zip(summaries, trainings):
         for key in ("objective", "ratio", "vectors_per_document", "bleu", "documents"):
             if key not in s:
                 raise ValueError(f"BLEU summary {s.get('objective')}/{s.get('ratio')} lacks key {key!r}")
+        for key in ("best_dev_loss", "train_steps"):
+            if key not in training:
+                raise ValueError(f"training summary of {s['objective']}/{s['ratio']} lacks key {key!r}")
         ratio = float(s["ratio"])
         paper = PAPER_AE_BLEU_AT_LEAST if s["objective"] == "ae" and ratio >= PAPER_AE_FROM_RATIO else None
         rows.append({"objective": s["objective"], "ratio": ratio,
                      "vectors_per_document": round(float(s["vectors_per_document"]), 3),
                      "bleu": round(float(s["bleu"]), 2), "bleu_unit": round(float(s["bleu"]) / 100, 4),
-                     "documents": int(s["documents"]), "paper_ae_bleu_at_least": paper})
+                     "documents": int(s["documents"]), "best_dev_loss": round(float(training["best_dev_loss"]), 4),
+                     "train_steps": int(training["train_steps"]), "paper_ae_bleu_at_least": paper})
     return pd.DataFrame(rows, columns=FIG4_COLUMNS).sort_values(["objective", "ratio"]).reset_index(drop=True)
 
 
 def fig4_markdown(df: pd.DataFrame, scale_line: str) -> str:
     lines = ["# NUGGET Fig. 4: reconstruction BLEU vs compression ratio (§5.1)", "", scale_line, "",
-             "| objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | documents | paper |",
-             "|---|---|---|---|---|---|---|"]
+             "| objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | documents | best dev loss | steps | paper |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict("records"):
         paper = f"> {r['paper_ae_bleu_at_least']:g}" if pd.notna(r["paper_ae_bleu_at_least"]) else "–"
         ratio = "0 (one vector)" if r["ratio"] == 0 else f"{r['ratio']:g}"
         lines.append(f"| {r['objective'].upper()} | {ratio} | {r['vectors_per_document']:.2f} | {r['bleu']:.2f} | "
-                     f"{r['bleu_unit']:.4f} | {r['documents']} | {paper} |")
+                     f"{r['bleu_unit']:.4f} | {r['documents']} | {r['best_dev_loss']:.3f} | {r['train_steps']} | "
+                     f"{paper} |")
     lines += ["", "AE is scored against the input (sacrebleu tokenize 13a), MT against the reference translation "
-              "(tokenize zh). The paper prints only AE BLEU > 0.99 (0-1 scale) for r >= 0.1."]
+              "(tokenize zh). The paper prints only AE BLEU > 0.99 (0-1 scale) for r >= 0.1. Best dev loss: the "
+              "model's lowest teacher-forced cross-entropy on the corpus dev split (nats per target token; AE and "
+              "MT targets use different tokenizers, so compare ratios within an objective)."]
     return "\n".join(lines) + "\n"
 
 
 def plot_fig4(df: pd.DataFrame, path: str | os.PathLike, title: str) -> None:
-    """BLEU (0-1) against r, a line per objective, and the paper's AE statement as a dashed line."""
+    """Left: BLEU (0-1) against r, a line per objective, and the paper's AE statement as a dashed line.
+    Right: each model's best dev loss against r (lower: the decoder predicts more from the nuggets)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, (ax, loss_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for objective, part in df.groupby("objective", sort=True):
         ax.plot(part["ratio"], part["bleu_unit"], marker="o", label=f"{objective.upper()} (ours)")
+        loss_ax.plot(part["ratio"], part["best_dev_loss"], marker="o", label=f"{objective.upper()} (ours)")
+    loss_ax.set_xlabel("compression ratio r (0 = one vector)")
+    loss_ax.set_ylabel("best dev loss (nats / target token)")
+    loss_ax.set_title(f"teacher-forced dev loss after {int(df['train_steps'].max())} steps")
+    loss_ax.legend()
+    loss_ax.grid(alpha=0.3)
     paper = df[df["paper_ae_bleu_at_least"].notna()]
     if len(paper):
         ax.hlines(PAPER_AE_BLEU_AT_LEAST, paper["ratio"].min(), max(paper["ratio"].max(), PAPER_AE_FROM_RATIO),
