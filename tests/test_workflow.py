@@ -142,6 +142,39 @@ def test_smoke_end_to_end(tmp_path, mirror):
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout
 
 
+@pytest.mark.e2e
+def test_smoke_end_to_end_nugget_beyond_table2(tmp_path, mirror):
+    """Figs. 4-8, 11 and Tables 3, 4 from nothing built, at smoke scale (about 4 minutes on 2 cores)."""
+    work = tmp_path / "wf"
+    work.mkdir()
+    for part in WORKFLOW_PARTS:
+        src = REPO / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+    targets = ["results/nugget_fig4_bleu_vs_ratio.csv", "results/nugget_fig5_selected_tokens.csv",
+               "results/nugget_fig6_highlight.html", "results/nugget_fig7_probability_gain.csv",
+               "results/nugget_fig8_probability_gain_lengths.csv", "results/nugget_fig11_probability_gain_all.csv",
+               "results/nugget_table3_lm.csv", "results/nugget_table4_ablations.csv"]
+    args = ("--configfile", "config/smoke.yaml", "--cores", "2", *targets)
+    result = snakemake(*args, cwd=work, timeout=1500)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+
+    fig4 = pd.read_csv(work / "results/nugget_fig4_bleu_vs_ratio.csv")
+    assert sorted(set(fig4["objective"])) == ["ae", "mt"] and len(fig4) == 6  # smoke ratios 0, 0.1, 0.25
+    assert fig4["bleu"].between(0, 100).all() and fig4["best_dev_loss"].gt(0).all()
+    assert (work / "results/nugget_fig4_bleu_vs_ratio.png").stat().st_size > 0
+    table4 = pd.read_csv(work / "results/nugget_table4_ablations.csv")
+    assert len(table4) == 9 and table4["PI"].between(0, 100).all() and table4["RR"].between(0, 100).all()
+    assert table4["paper_pi"].notna().sum() == 8  # every row but the random selector has the paper's number
+    table3 = pd.read_csv(work / "results/nugget_table3_lm.csv")
+    assert len(table3) == 5 and table3["ppl_h0"].gt(1).all()
+    for name in ["nugget_fig7_probability_gain", "nugget_fig8_probability_gain_lengths",
+                 "nugget_fig11_probability_gain_all", "nugget_fig5_selected_tokens"]:
+        assert len(pd.read_csv(work / f"results/{name}.csv")) > 0, name
+    assert "<html" in (work / "results/nugget_fig6_highlight.html").read_text().lower()
+    again = snakemake("-n", *args, cwd=work)
+    assert "Nothing to be done" in again.stdout + again.stderr, again.stdout
+
+
 def _gpu_rules_in_rule_files():
     """Rules that declare a `gpu` resource (rules/*.smk)."""
     found = set()
