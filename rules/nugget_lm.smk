@@ -93,6 +93,12 @@ rule nugget_table3:
     params:
         rows=list(LM_ROWS),
         histories=[0] + list(NUGGET_LM["histories"]),
+        scale=config["scale"],
+        encoder=config["nugget"]["encoder"],
+        eval_source=NUGGET_LM["eval_source"],
+        max_eval_segments=NUGGET_LM["max_eval_segments"],
+        segment_tokens=NUGGET_LM["segment_tokens"],
+        train_steps={**train_config(), **NUGGET_LM["train"]}.get("max_steps"),
     log:
         "logs/results/nugget_table3_lm.log",
     benchmark:

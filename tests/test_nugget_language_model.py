@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from multivec.nugget.language_model import (PAPER_TABLE3, LMSettings, Memory, history_indices, history_memory,
-                                            mean_pool_recent, table3_rows, word_perplexity)
+                                            mean_pool_recent, table3_markdown, table3_rows,
+                                            word_perplexity)
 from multivec.nugget.lm_data import Segment
 
 
@@ -81,6 +82,15 @@ def test_table3_rows_carry_measured_and_paper_cells():
     assert rows[1]["paper_h0"] == PAPER_TABLE3["transformer"][0]
     with pytest.raises(ValueError, match="h = 4"):
         table3_rows(results, [4])
+
+
+def test_table3_markdown_has_title_scale_and_paper_cells():
+    results = {"nugget_r0.1": {"history": "nuggets", "perplexity": {"0": {"ppl": 40.0}, "8": {"ppl": 30.123}}}}
+    md = table3_markdown(table3_rows(results, [0, 8]), [0, 8], "Scale: **smoke**")
+    lines = md.splitlines()
+    assert lines[0].startswith("# NUGGET Table 3") and "Scale: **smoke**" in lines
+    row = next(line for line in lines if line.startswith("| NUGGET r=0.1"))
+    assert row.split(" | ")[1:] == ["40.00", "30.12", "", "28.1 |"]  # ours at h=0, 8; the paper's at h=0 ('-'), 8
 
 
 # -- end to end on a tiny random AE model (no hub) -----------------------------------------------------

@@ -422,11 +422,18 @@ def table3_rows(results: dict[str, dict], histories: Sequence[int]) -> list[dict
     return rows
 
 
-def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int]) -> str:
+def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int], scale_line: str) -> str:
+    """Table 3 as Markdown: a title, the run's scale line, one row per LM and the notes a reader needs to
+    compare our perplexities with the paper's."""
     head = ["model"] + [f"h={h}" for h in histories] + [f"paper h={h}" for h in histories]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = ["# NUGGET Table 3 reproduction (language modelling with compressed history, §6.2)", "", scale_line, "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [row["model"]] + [f"{row[f'ppl_h{h}']:.2f}" for h in histories] + \
                 [str(row[f"paper_h{h}"]) for h in histories]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Word-level perplexity (a word's probability is the product over its subwords, §6.2.1 fn. 6; "
+              "out-of-vocabulary words excluded), segments of s target tokens, h history segments. paper h=*: "
+              "Qin & Van Durme, NUGGET, ICML 2023, Table 3 (WikiText-103, mBART; empty where the paper prints "
+              "'-'). The Transformer row has no history at any h, so its columns repeat its h = 0 value."]
     return "\n".join(lines) + "\n"
