@@ -17,6 +17,25 @@ if os.environ.get("MULTIVEC_DATA_MIRROR"):
     os.environ["MULTIVEC_DATA_MIRROR"] = str(Path(os.environ["MULTIVEC_DATA_MIRROR"]).expanduser().resolve())
 
 
+# What a run of the workflow needs from the repository (tests copy it so runs never touch the checkout).
+WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]
+
+
+@pytest.fixture(scope="session")
+def copy_workflow():
+    """A function that copies the workflow's parts into a new folder ``dest`` and returns ``dest``."""
+    import shutil
+
+    def copy(dest: Path) -> Path:
+        dest.mkdir(parents=True)
+        for part in WORKFLOW_PARTS:
+            src = REPO / part
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
+        return dest
+
+    return copy
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The local data mirror named by $MULTIVEC_DATA_MIRROR (.ci/run sets it)."""

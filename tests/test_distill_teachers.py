@@ -20,7 +20,6 @@ from multivec.distill.documents import check_no_overlap, polarity_documents, spl
 from multivec.distill.structural_teacher import embed_documents, install_mpnet, load_teacher
 from multivec.io import MalformedInputError
 
-REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 
@@ -112,12 +111,8 @@ def test_registered_mpnet_parts_have_sha256_and_pypi_urls():
 
 
 @pytest.mark.e2e
-def test_smoke_teachers_table_end_to_end(tmp_path, mirror):
-    work = tmp_path / "wf"
-    work.mkdir()
-    for part in ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]:
-        src = REPO / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+def test_smoke_teachers_table_end_to_end(tmp_path, mirror, copy_workflow):
+    work = copy_workflow(tmp_path / "wf")
     args = ("--configfile", "config/smoke.yaml", "--cores", "2", "results/distill_teachers.csv")
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     result = subprocess.run([SNAKEMAKE, *args], cwd=work, env=env, capture_output=True, text=True, timeout=900)

@@ -14,7 +14,6 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 VENV_BIN = Path(sys.executable).parent
 # What a fresh clone holds that a dry run reads (tests/test_workflow.py copies the same).
-WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -72,17 +71,11 @@ def with_dry_run(command):
 
 
 @pytest.fixture(scope="module")
-def fresh_clone(tmp_path_factory, mirror):
+def fresh_clone(tmp_path_factory, mirror, copy_workflow):
     """A clone's layout: <root>/clone with the workflow and .venv, the mirror at <root>/shared/data,
     where the README's `MULTIVEC_DATA_MIRROR=../shared/data` points from the clone."""
-    import shutil
-
     root = tmp_path_factory.mktemp("layout")
-    clone = root / "clone"
-    clone.mkdir()
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, clone / part)
+    clone = copy_workflow(root / "clone")
     (clone / ".venv").symlink_to(VENV_BIN.parent)
     (root / "shared").mkdir()
     (root / "shared" / "data").symlink_to(mirror)

@@ -5,7 +5,6 @@ temporary directory. Config validation: test_config_validation.py."""
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]
 
 
 def snakemake(*args, cwd=REPO, env_extra=None, timeout=600):
@@ -105,12 +103,8 @@ def test_slurm_jobs_carry_account_partition_memory_runtime_and_gpus(mirror, tmp_
 
 
 @pytest.mark.e2e
-def test_smoke_end_to_end(tmp_path, mirror):
-    work = tmp_path / "wf"
-    work.mkdir()
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
+    work = copy_workflow(tmp_path / "wf")
     args = ("--configfile", "config/smoke.yaml", "--cores", "2", "results/table2.csv")
     result = snakemake(*args, cwd=work, timeout=1500)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
@@ -143,13 +137,9 @@ def test_smoke_end_to_end(tmp_path, mirror):
 
 
 @pytest.mark.e2e
-def test_smoke_end_to_end_nugget_beyond_table2(tmp_path, mirror):
+def test_smoke_end_to_end_nugget_beyond_table2(tmp_path, mirror, copy_workflow):
     """Figs. 4-8, 11 and Tables 3, 4 from nothing built, at smoke scale (about 4 minutes on 2 cores)."""
-    work = tmp_path / "wf"
-    work.mkdir()
-    for part in WORKFLOW_PARTS:
-        src = REPO / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / part)
+    work = copy_workflow(tmp_path / "wf")
     targets = ["results/nugget_fig4_bleu_vs_ratio.csv", "results/nugget_fig5_selected_tokens.csv",
                "results/nugget_fig6_highlight.html", "results/nugget_fig7_probability_gain.csv",
                "results/nugget_fig8_probability_gain_lengths.csv", "results/nugget_fig11_probability_gain_all.csv",
