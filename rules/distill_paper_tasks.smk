@@ -1,8 +1,7 @@
 # Document embedding by distillation (Burian 2023), paper-scale evaluation (§5.1.1): IMDB sentiment.
 # The official aclImdb_v1.tar.gz -> data/built/distill/eval_imdb_{train,test}.jsonl ({id, text, label});
-# every SBERT teacher and every Paragraph Vector variant embeds both splits (PV: a saved model,
-# models/paragraph_vector/<variant>/, trained on the distillation training documents as the teachers'
-# paragraph_vector rule trains it, then infer_vector); the students, the untrained student and the two
+# every SBERT teacher and every Paragraph Vector variant embeds both splits (PV: infer_vector from the
+# saved model the teachers' rules trained once, models/paragraph_vector/<variant>/); the students, the untrained student and the two
 # teachers concatenated come from rules/distill.smk's rules (their {split} is eval_imdb_train/test); the
 # thesis's head trains on each row's frozen training embeddings -> test accuracy:
 # results/distill_imdb/<row>.json -> results/distill_imdb.{csv,md}.
@@ -62,44 +61,14 @@ rule distill_imdb_structural_teacher:
         "../workflow/scripts/distill_teacher_sbert.py"
 
 
-rule paragraph_vector_model:
-    # One PV variant trained on the distillation training documents and saved (gensim format), with the
-    # teachers' paragraph_vector settings: one worker, config seed, fixed PYTHONHASHSEED.
-    input:
-        train=distill_documents("train"),
-    output:
-        folder=directory(PV_MODEL),
-    params:
-        action="train",
-        variant=lambda wc: PV_VARIANTS[wc.variant],
-        epochs=DISTILL["contextual_teacher"]["epochs"],
-        seed=config["seed"],
-        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
-    wildcard_constraints:
-        variant="|".join(map(re.escape, PV_VARIANTS)),
-    log:
-        "logs/distill/pv_model_{variant}.log",
-    benchmark:
-        "benchmarks/rules/distill/pv_model_{variant}.tsv"
-    threads: 1
-    resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-    conda:
-        "../envs/distill_teachers.yaml"
-    script:
-        "../workflow/scripts/distill_imdb_pv.py"
-
-
 rule distill_imdb_contextual_teacher:
     # infer_vector of the IMDB splits from the saved model, train then test (a fixed call order).
     input:
         model=PV_MODEL,
-        documents=[IMDB_DOCUMENTS["train"], IMDB_DOCUMENTS["test"]],
+        evaluation=[IMDB_DOCUMENTS["train"], IMDB_DOCUMENTS["test"]],
     output:
-        folders=[directory(distill_teacher_dir("pv", "{variant}", IMDB_SPLITS[p])) for p in ("train", "test")],
+        evaluation=[directory(distill_teacher_dir("pv", "{variant}", IMDB_SPLITS[p])) for p in ("train", "test")],
     params:
-        action="infer",
         hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
     wildcard_constraints:
         variant="|".join(map(re.escape, PV_VARIANTS)),
@@ -114,7 +83,7 @@ rule distill_imdb_contextual_teacher:
     conda:
         "../envs/distill_teachers.yaml"
     script:
-        "../workflow/scripts/distill_imdb_pv.py"
+        "../workflow/scripts/distill_pv_embed.py"
 
 
 rule distill_imdb_head:

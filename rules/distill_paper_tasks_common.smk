@@ -4,7 +4,6 @@
 DISTILL_PAPER = DISTILL.get("paper_tasks") or {"enabled": False}
 IMDB_SPLITS = {"train": "eval_imdb_train", "test": "eval_imdb_test"}
 IMDB_DOCUMENTS = {part: distill_documents(split) for part, split in IMDB_SPLITS.items()}
-PV_MODEL = "models/paragraph_vector/{variant}"
 DISTILL_PAPER_TARGETS = ["results/distill_imdb.csv", "results/distill_imdb.md"] if DISTILL_PAPER["enabled"] else []
 
 

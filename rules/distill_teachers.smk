@@ -97,20 +97,45 @@ rule structural_teacher_embeddings:
         "../workflow/scripts/distill_teacher_sbert.py"
 
 
-rule paragraph_vector:
-    # Trained on the training documents; infer_vector for every evaluation set. One worker, fixed
-    # seed and PYTHONHASHSEED: byte-identical vectors on a rerun.
+rule paragraph_vector_model:
+    # One PV variant trained on the training documents and saved (gensim format), once: every document
+    # set is embedded from it. One worker, config seed, fixed PYTHONHASHSEED: byte-identical on a rerun.
     input:
+        train=distill_documents("train"),
+    output:
+        folder=directory(PV_MODEL),
+    params:
+        variant=lambda wc: PV_VARIANTS[wc.variant],
+        epochs=DISTILL["contextual_teacher"]["epochs"],
+        seed=config["seed"],
+        hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
+    wildcard_constraints:
+        variant="|".join(map(re.escape, PV_VARIANTS)),
+    log:
+        "logs/distill/pv_model_{variant}.log",
+    benchmark:
+        "benchmarks/rules/distill/pv_model_{variant}.tsv"
+    threads: 1
+    resources:
+        mem_mb=rule_resources("train")["mem_mb"],
+        runtime=rule_resources("train")["runtime"],
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_pv_train.py"
+
+
+rule paragraph_vector:
+    # The saved variant's own vectors of the training documents, and infer_vector of every evaluation set
+    # (in the order of DISTILL_TASKS, which fixes the model's RNG draws).
+    input:
+        model=PV_MODEL,
         train=distill_documents("train"),
         evaluation=[distill_documents(f"eval_{t}") for t in DISTILL_TASKS],
     output:
         train=directory(distill_teacher_dir("pv", "{variant}", "train")),
         evaluation=[directory(distill_teacher_dir("pv", "{variant}", f"eval_{t}")) for t in DISTILL_TASKS],
     params:
-        variant=lambda wc: PV_VARIANTS[wc.variant],
-        splits=[f"eval_{t}" for t in DISTILL_TASKS],
-        epochs=DISTILL["contextual_teacher"]["epochs"],
-        seed=config["seed"],
         hash_seed=DISTILL["contextual_teacher"]["hash_seed"],
     wildcard_constraints:
         variant="|".join(map(re.escape, PV_VARIANTS)),
@@ -120,12 +145,12 @@ rule paragraph_vector:
         "benchmarks/rules/distill/pv_{variant}.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
     conda:
         "../envs/distill_teachers.yaml"
     script:
-        "../workflow/scripts/distill_teacher_pv.py"
+        "../workflow/scripts/distill_pv_embed.py"
 
 
 rule distill_teachers_table:

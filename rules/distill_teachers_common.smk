@@ -7,6 +7,7 @@ DISTILL_SPLITS = ["train"] + [f"eval_{t}" for t in DISTILL_TASKS]
 SBERT_MODELS = DISTILL["structural_teacher"]["models"]
 PV_VARIANTS = {v["name"]: v for v in DISTILL["contextual_teacher"]["variants"]}
 MPNET_MODEL = "data/raw/all_mpnet_base_v2/model/modules.json"
+PV_MODEL = "models/paragraph_vector/{variant}"  # a saved variant, trained once (rule paragraph_vector_model)
 for _key, _name, _known in (("structural_teacher", DISTILL["structural_teacher"]["teacher"], SBERT_MODELS),
                              ("contextual_teacher", DISTILL["contextual_teacher"]["teacher"], list(PV_VARIANTS))):
     if _name not in _known:

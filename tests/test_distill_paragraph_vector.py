@@ -83,7 +83,8 @@ def test_identical_across_processes_with_the_rules_hash_seed(texts):
 
 
 def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
-    from multivec.distill.paragraph_vector import infer_part, load_models, save_models, train_part
+    from multivec.distill.paragraph_vector import (infer_part, infer_sets, load_models, save_models, train_part,
+                                                   trained_vectors)
 
     variant = PVVariant.from_config({"name": "v", "parts": [
         {"architecture": "dm", "vector_size": 8, "min_count": 2, "preprocessing": "lowercase"},
@@ -97,6 +98,13 @@ def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
         got = np.concatenate([infer_part(m, p, unseen) for m, p in zip(models, loaded.parts)], axis=1)
         assert got.shape == (len(unseen), 14)
         assert np.array_equal(got, in_process.inferred[name])
+    # What the DAG runs: the saved model's own training vectors, then every set in one infer_sets call.
+    loaded, models = load_models(tmp_path / "pv")
+    assert np.array_equal(trained_vectors(models, len(train)), in_process.train_vectors)
+    inferred = infer_sets(loaded, models, {"first": first, "second": second})
+    assert all(np.array_equal(inferred[n], in_process.inferred[n]) for n in ("first", "second"))
+    with pytest.raises(ValueError, match="trained on 40 documents, not the 39"):
+        trained_vectors(models, 39)
     (tmp_path / "pv" / "part1.model").unlink()
     with pytest.raises(FileNotFoundError, match="part1.model: missing"):
         load_models(tmp_path / "pv")

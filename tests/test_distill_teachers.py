@@ -131,10 +131,15 @@ def test_smoke_teachers_table_end_to_end(tmp_path, mirror, copy_workflow):
         shown = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(work / artifact)],
                                capture_output=True, text=True, env=dict(env, PYTHONPATH=str(work / "src")))
         assert shown.returncode == 0 and shown.stdout.strip(), (artifact, shown.stderr)
-    # Paragraph Vector reruns give the same bytes (fixed seed and PYTHONHASHSEED in the rule).
-    before = (work / "data/distill/teachers/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
-    again = subprocess.run([SNAKEMAKE, *args, "--forcerun", "paragraph_vector"],
+    # Each PV variant is trained once, saved, and every document set is embedded from the saved model.
+    assert (work / "models/paragraph_vector/dm_16_lowercase/variant.json").is_file()
+    # Paragraph Vector reruns, training included, give the same bytes (fixed seed and PYTHONHASHSEED in the rules).
+    folders = ["pv_dm_16_lowercase/train", "pv_dm_16_lowercase/eval_lee", "pv_dm8_stem_dbow8_none/eval_rr"]
+    before = [(work / "data/distill/teachers" / f / "embeddings.safetensors").read_bytes() for f in folders]
+    again = subprocess.run([SNAKEMAKE, *args, "--forcerun", "paragraph_vector_model"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
-    after = (work / "data/distill/teachers/pv_dm_16_lowercase/eval_lee/embeddings.safetensors").read_bytes()
+    log = again.stdout + again.stderr
+    assert "rule paragraph_vector_model:" in log and "rule paragraph_vector:" in log, log[-3000:]  # retrained, re-embedded
+    after = [(work / "data/distill/teachers" / f / "embeddings.safetensors").read_bytes() for f in folders]
     assert before == after

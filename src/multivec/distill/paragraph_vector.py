@@ -13,9 +13,10 @@ word vectors do not depend on Python's salted ``hash``); ``infer_vector`` seeds 
 start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASHSEED``
 (``ensure_hash_seed``). Same seed and input give byte-identical vectors.
 
-``save_models`` / ``load_models`` keep a trained variant (gensim's format, one model per part) so
-documents needed later (paper scale: IMDB, rules/distill_paper_tasks.smk) get ``infer_vector`` from the
-very model, without retraining; inferring after a reload continues the saved model's RNG.
+``save_models`` / ``load_models`` keep a trained variant (gensim's format, one model per part): the DAG
+trains each variant once (rule ``paragraph_vector_model``) and every document set, the demo tasks' and
+at paper scale IMDB's, gets ``infer_vector`` from that very model; inferring after a reload continues the
+saved model's RNG, so the vectors equal those of training and inferring in one process.
 """
 
 from __future__ import annotations
@@ -175,17 +176,32 @@ def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list]:
     return variant, models
 
 
+def trained_vectors(models: list, n_documents: int) -> np.ndarray:
+    """The training documents' own vectors (tags 0..N-1), the parts concatenated in order ([N, dimension])."""
+    for model in models:
+        if len(model.dv) != n_documents:
+            raise ValueError(f"paragraph vector: the model was trained on {len(model.dv)} documents, "
+                             f"not the {n_documents} given (a stale saved model?)")
+    return np.concatenate([np.stack([m.dv[i] for i in range(n_documents)]) for m in models],
+                          axis=1).astype(np.float32)
+
+
+def infer_sets(variant: PVVariant, models: list, unseen: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """``infer_vector`` of each document set ``{name: texts}``, the parts concatenated. Each part's model
+    infers the sets in the given order, so the same order gives the same vectors (each call advances the
+    model's RNG), whether the model was just trained or reloaded."""
+    inferred: dict[str, list[np.ndarray]] = {name: [] for name in unseen}
+    for model, part in zip(models, variant.parts):
+        for name, texts in unseen.items():
+            inferred[name].append(infer_part(model, part, texts))
+    return {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred.items()}
+
+
 def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str, list[str]]) -> PVResult:
     """Train every part on ``train_texts``; their trained vectors (concatenated, in part order) and
-    ``infer_vector`` embeddings of each unseen document set ``{name: texts}``."""
+    ``infer_vector`` embeddings of each unseen document set ``{name: texts}``. The DAG does the same in two
+    steps (``save_models`` after training, then ``load_models`` + ``infer_sets``) so the model is trained once."""
     start = time.time()
-    train_parts, inferred_parts, vocab = [], {name: [] for name in unseen}, []
-    for part in variant.parts:
-        model = train_part(part, train_texts, variant.epochs, variant.seed)
-        vocab.append(len(model.wv))
-        train_parts.append(np.stack([model.dv[i] for i in range(len(train_texts))]))
-        for name, texts in unseen.items():
-            inferred_parts[name].append(infer_part(model, part, texts))
-    return PVResult(np.concatenate(train_parts, axis=1).astype(np.float32),
-                    {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred_parts.items()},
-                    vocab, time.time() - start)
+    models = [train_part(part, train_texts, variant.epochs, variant.seed) for part in variant.parts]
+    return PVResult(trained_vectors(models, len(train_texts)), infer_sets(variant, models, unseen),
+                    [len(m.wv) for m in models], time.time() - start)
