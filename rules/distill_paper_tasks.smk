@@ -1,9 +1,9 @@
 # Document embedding by distillation (Burian 2023), paper-scale evaluation (§5.1.1): IMDB sentiment.
 # The official aclImdb_v1.tar.gz -> data/built/distill/eval_imdb_{train,test}.jsonl ({id, text, label});
 # every SBERT teacher and every Paragraph Vector variant embeds both splits (PV: infer_vector from the
-# saved model the teachers' rules trained once, models/paragraph_vector/<variant>/); the students, the untrained student and the two
-# teachers concatenated come from rules/distill.smk's rules (their {split} is eval_imdb_train/test); the
-# thesis's head trains on each row's frozen training embeddings -> test accuracy:
+# saved model the teachers' rules trained once, models/paragraph_vector/<variant>/); the students, the
+# untrained student and the two teachers concatenated come from rules/distill.smk's rules (their {split}
+# is eval_imdb_train/test); the thesis's head trains on each row's frozen training embeddings -> test accuracy:
 # results/distill_imdb/<row>.json -> results/distill_imdb.{csv,md}.
 # Off at demo (distill.paper_tasks.enabled: false; IMDB is not offline); config/paper.yaml turns it on,
 # which adds DISTILL_PAPER_TARGETS to rule all and IMDB test to the overlap audit.

@@ -92,16 +92,17 @@ def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
     train, first, second = texts[:40], texts[40:50], texts[50:]
     in_process = train_and_infer(variant, train, {"first": first, "second": second})
     save_models(tmp_path / "pv", variant, [train_part(p, train, variant.epochs, variant.seed) for p in variant.parts])
-    loaded, models = load_models(tmp_path / "pv")
-    assert loaded == variant
+    loaded, models, record = load_models(tmp_path / "pv")
+    assert loaded == variant and record["name"] == "v"
     for name, unseen in (("first", first), ("second", second)):  # the same order of infer_vector calls
         got = np.concatenate([infer_part(m, p, unseen) for m, p in zip(models, loaded.parts)], axis=1)
         assert got.shape == (len(unseen), 14)
         assert np.array_equal(got, in_process.inferred[name])
     # What the DAG runs: the saved model's own training vectors, then every set in one infer_sets call.
-    loaded, models = load_models(tmp_path / "pv")
+    loaded, models, _ = load_models(tmp_path / "pv")
     assert np.array_equal(trained_vectors(models, len(train)), in_process.train_vectors)
-    inferred = infer_sets(loaded, models, {"first": first, "second": second})
+    inferred, seconds = infer_sets(loaded, models, {"first": first, "second": second})
+    assert set(seconds) == {"first", "second"} and all(t >= 0 for t in seconds.values())
     assert all(np.array_equal(inferred[n], in_process.inferred[n]) for n in ("first", "second"))
     with pytest.raises(ValueError, match="trained on 40 documents, not the 39"):
         trained_vectors(models, 39)

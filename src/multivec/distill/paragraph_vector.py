@@ -156,8 +156,9 @@ def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, met
     (folder / "variant.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list]:
-    """``(variant, [Doc2Vec per part])`` written by ``save_models``; errors name the missing file."""
+def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list, dict]:
+    """``(variant, [Doc2Vec per part], variant.json's record)`` written by ``save_models`` (the record also
+    holds the ``meta`` given there: documents, vocabulary, training seconds); errors name the missing file."""
     from gensim.models.doc2vec import Doc2Vec
 
     folder = Path(folder)
@@ -173,7 +174,7 @@ def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list]:
         if not part_path.is_file():
             raise FileNotFoundError(f"{part_path}: missing (variant {variant.name} has {len(variant.parts)} parts)")
         models.append(Doc2Vec.load(str(part_path)))
-    return variant, models
+    return variant, models, record
 
 
 def trained_vectors(models: list, n_documents: int) -> np.ndarray:
@@ -186,15 +187,19 @@ def trained_vectors(models: list, n_documents: int) -> np.ndarray:
                           axis=1).astype(np.float32)
 
 
-def infer_sets(variant: PVVariant, models: list, unseen: dict[str, list[str]]) -> dict[str, np.ndarray]:
-    """``infer_vector`` of each document set ``{name: texts}``, the parts concatenated. Each part's model
-    infers the sets in the given order, so the same order gives the same vectors (each call advances the
-    model's RNG), whether the model was just trained or reloaded."""
+def infer_sets(variant: PVVariant, models: list, unseen: dict[str, list[str]]
+               ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """``infer_vector`` of each document set ``{name: texts}``, the parts concatenated, and the seconds each
+    set took. Each part's model infers the sets in the given order, so the same order gives the same vectors
+    (each call advances the model's RNG), whether the model was just trained or reloaded."""
     inferred: dict[str, list[np.ndarray]] = {name: [] for name in unseen}
+    seconds = {name: 0.0 for name in unseen}
     for model, part in zip(models, variant.parts):
         for name, texts in unseen.items():
+            start = time.time()
             inferred[name].append(infer_part(model, part, texts))
-    return {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred.items()}
+            seconds[name] += time.time() - start
+    return {name: np.concatenate(parts, axis=1).astype(np.float32) for name, parts in inferred.items()}, seconds
 
 
 def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str, list[str]]) -> PVResult:
@@ -203,5 +208,6 @@ def train_and_infer(variant: PVVariant, train_texts: list[str], unseen: dict[str
     steps (``save_models`` after training, then ``load_models`` + ``infer_sets``) so the model is trained once."""
     start = time.time()
     models = [train_part(part, train_texts, variant.epochs, variant.seed) for part in variant.parts]
-    return PVResult(trained_vectors(models, len(train_texts)), infer_sets(variant, models, unseen),
-                    [len(m.wv) for m in models], time.time() - start)
+    inferred, _ = infer_sets(variant, models, unseen)
+    return PVResult(trained_vectors(models, len(train_texts)), inferred, [len(m.wv) for m in models],
+                    time.time() - start)
