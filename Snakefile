@@ -24,6 +24,7 @@ for _note in check_config(config):
 
 
 include: "rules/common.smk"
+include: "rules/statistics_common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_long.smk"

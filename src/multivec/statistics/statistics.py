@@ -1,0 +1,162 @@
+"""Statistics a metric is computed with, each a function of its evaluation units' components.
+
+A metric is kept per evaluation unit as a small vector of *components* whose sum over units is
+a sufficient statistic, so that a bootstrap resample or a randomization swap only re-sums rows:
+
+| name | components per unit | value |
+|---|---|---|
+| ``mean`` | (x) | mean of x (MRR, P@1, R@k, accuracy: per-unit x) |
+| ``ratio`` | (a, b) | Σa / Σb |
+| ``perplexity`` | (nll, tokens) | exp(Σnll / Σtokens) |
+| ``relative_drop`` | (nll₀, tok₀, nll₁, tok₁) | 1 − ppl₁ / ppl₀, the share of perplexity a change removes |
+| ``bleu`` | sacrebleu's sentence statistics (sys_len, ref_len, correct₁..₄, total₁..₄) | corpus BLEU (0–100) |
+| ``f1`` / ``precision`` / ``recall`` | (tp, fp, fn) | micro-averaged over units |
+| ``pearson`` / ``spearman`` | (system, gold) per document *pair* | correlation over the pairs |
+
+Each function takes components of shape (..., n_units, k) and returns shape (...): the leading
+axes are resamples, so a bootstrap evaluates thousands of resamples in one call. The pair
+correlations are not sums over units; ``multivec.statistics.resampling`` resamples documents
+and keeps the pairs among them (``PAIR_STATISTICS``).
+
+Corpus BLEU is computed here from summed sacrebleu statistics with sacrebleu's formula (no
+smoothing, 4-grams, brevity penalty); ``tests/test_statistics.py`` checks it equals
+``sacrebleu.corpus_bleu`` on the same sentences. It is vectorised over resamples, which sacrebleu's
+per-call ``compute_bleu`` is not.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+
+def _mean(c: np.ndarray) -> np.ndarray:
+    return c[..., 0].mean(axis=-1)
+
+
+def _ratio(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    return s[..., 0] / s[..., 1]
+
+
+def _perplexity(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    return np.exp(s[..., 0] / s[..., 1])
+
+
+def _relative_drop(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    return 1.0 - np.exp(s[..., 2] / s[..., 3] - s[..., 0] / s[..., 1])
+
+
+BLEU_COMPONENTS = 10  # sys_len, ref_len, correct 1..4, total 1..4 (sacrebleu's statistics order)
+
+
+def _bleu(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    sys_len, ref_len = s[..., 0], s[..., 1]
+    correct, total = s[..., 2:6], s[..., 6:10]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precisions = np.where(total > 0, correct / np.where(total > 0, total, 1), 0.0)
+        log_p = np.where(correct > 0, np.log(np.where(correct > 0, precisions, 1.0)), -np.inf)
+        geo = np.exp(log_p.mean(axis=-1))
+        bp = np.where(sys_len < ref_len, np.exp(1.0 - ref_len / np.where(sys_len > 0, sys_len, 1)), 1.0)
+    bleu = 100.0 * bp * geo
+    return np.where((sys_len > 0) & (correct.min(axis=-1) > 0), bleu, 0.0)
+
+
+def _f1(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    denominator = 2 * s[..., 0] + s[..., 1] + s[..., 2]
+    return np.where(denominator > 0, 2 * s[..., 0] / np.where(denominator > 0, denominator, 1), 0.0)
+
+
+def _precision(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    d = s[..., 0] + s[..., 1]
+    return np.where(d > 0, s[..., 0] / np.where(d > 0, d, 1), 0.0)
+
+
+def _recall(c: np.ndarray) -> np.ndarray:
+    s = c.sum(axis=-2)
+    d = s[..., 0] + s[..., 2]
+    return np.where(d > 0, s[..., 0] / np.where(d > 0, d, 1), 0.0)
+
+
+def _rankdata(x: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+    return rankdata(x, axis=-1)
+
+
+def pair_correlation(system: np.ndarray, gold: np.ndarray, kind: str) -> float:
+    """Pearson or Spearman correlation of two 1-d arrays (NaN when either is constant)."""
+    if kind == "spearman":
+        system, gold = _rankdata(system), _rankdata(gold)
+    if len(system) < 2 or np.std(system) == 0 or np.std(gold) == 0:
+        return float("nan")
+    return float(np.corrcoef(system, gold)[0, 1])
+
+
+def _pearson(c: np.ndarray) -> np.ndarray:
+    return np.apply_along_axis(lambda flat: pair_correlation(flat[0::2], flat[1::2], "pearson"), -1,
+                               c.reshape(*c.shape[:-2], -1))
+
+
+def _spearman(c: np.ndarray) -> np.ndarray:
+    return np.apply_along_axis(lambda flat: pair_correlation(flat[0::2], flat[1::2], "spearman"), -1,
+                               c.reshape(*c.shape[:-2], -1))
+
+
+# name -> (function of components (..., n_units, k) -> (...), number of components or None for any)
+STATISTICS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int | None]] = {
+    "mean": (_mean, 1),
+    "ratio": (_ratio, 2),
+    "perplexity": (_perplexity, 2),
+    "relative_drop": (_relative_drop, 4),
+    "bleu": (_bleu, BLEU_COMPONENTS),
+    "f1": (_f1, 3),
+    "precision": (_precision, 3),
+    "recall": (_recall, 3),
+    "pearson": (_pearson, 2),
+    "spearman": (_spearman, 2),
+}
+# Statistics over document pairs: units are "a|b" pairs, resampled by document (resampling.py).
+PAIR_STATISTICS = {"pearson", "spearman"}
+# Components a randomization test may standardise per system before swapping (a correlation is
+# invariant to an affine change of the system's scores, so two systems' scales need not match).
+STANDARDISE_FIRST_COMPONENT = PAIR_STATISTICS
+
+
+def check_statistic(name: str, components: int) -> None:
+    """ValueError unless ``name`` is a registered statistic taking ``components`` per unit."""
+    if name not in STATISTICS:
+        raise ValueError(f"unknown statistic {name!r}; registered: {sorted(STATISTICS)}")
+    expected = STATISTICS[name][1]
+    if expected is not None and components != expected:
+        raise ValueError(f"statistic {name!r} takes {expected} component(s) per unit, got {components}")
+
+
+def compute_statistic(name: str, components: np.ndarray) -> np.ndarray:
+    """The statistic ``name`` of ``components`` (..., n_units, k); a float for a 2-d input."""
+    components = np.asarray(components, dtype=np.float64)
+    if components.ndim == 1:
+        components = components[:, None]
+    check_statistic(name, components.shape[-1])
+    value = STATISTICS[name][0](components)
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def bleu_components(hypotheses: list[str], references: list[str], lowercase: bool = False,
+                    tokenize: str | None = None) -> np.ndarray:
+    """Per-document sacrebleu statistics (n_docs, 10) for the ``bleu`` statistic."""
+    from sacrebleu.metrics import BLEU
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    kwargs = {"lowercase": lowercase}
+    if tokenize is not None:
+        kwargs["tokenize"] = tokenize
+    bleu = BLEU(**kwargs)
+    stats = bleu._extract_corpus_statistics(list(hypotheses), [list(references)])
+    return np.asarray(stats, dtype=np.float64).reshape(len(hypotheses), BLEU_COMPONENTS)
