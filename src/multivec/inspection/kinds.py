@@ -88,6 +88,11 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/nugget_table4/*/*.rankings.jsonl", "rankings", "per-query rankings of one ablation on one task"),
     ArtifactKind("results/nugget_table4/*/*.json", "ranking metrics", "one Table 4 ablation's MRR on one task"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
+    # the statistics layer (rules/statistics_common.smk, rules/claims.smk)
+    ArtifactKind("data/statistics/units/*.parquet", "unit scores", "per-unit scores of one table's rows over a seed set"),
+    ArtifactKind("results/*_tests.csv", "csv table", "a table's paired comparisons: difference, CI, p, Holm p"),
+    ArtifactKind("results/claims.csv", "csv table", "every paper claim with its computed verdict"),
+    ArtifactKind("results/claims.md", "text", "the claims and their verdicts in markdown"),
     ArtifactKind("results/nugget_analysis/bleu/*.jsonl", "jsonl", "NUGGET Fig. 4: dev documents decoded from nuggets"),
     ArtifactKind("results/*.html", "text", "a figure as an HTML page (NUGGET Fig. 6)"),
     ArtifactKind("results/nugget_analysis/probability_gain/*.safetensors", "safetensors",

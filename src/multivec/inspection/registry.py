@@ -43,6 +43,7 @@ INSPECTOR_MODULES = (
     "multivec.subencoder.inspector",
     "multivec.distill.inspector",
     "multivec.distill.student_inspector",
+    "multivec.statistics.inspector",
 )
 
 

@@ -1,0 +1,406 @@
+"""Paper claims as data, with verdicts computed from per-unit scores.
+
+The claims live in one file (``config/claims.yaml``; its header documents the format). Each claim
+has a ``rule`` of one of the kinds in ``KINDS``; the rule's references name ``{table, row, metric}``
+in the tables' unit files (``multivec.statistics.units``). Every pairwise comparison inside a claim
+is a paired test over the same evaluation units (``resampling.paired_difference``: the difference
+of the seed means, its paired bootstrap CI and the randomization p-value); the p-values of one
+claim's tests are Holm-corrected together, and the verdict is one of
+
+- ``holds``: the data support the claim at ``alpha``;
+- ``contradicted``: the data support the opposite at ``alpha``;
+- ``inconclusive``: neither (including "too noisy to tell");
+- ``not built``: an input of the claim is not built at this scale (the note says which and why).
+
+``check_claims`` runs before any job (rules/claims.smk): a claim naming an unknown table, or a row
+or metric that its table does not have, stops the run naming the claim and the name.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from multivec.statistics.resampling import (
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_RESAMPLES,
+    PairedDifference,
+    bootstrap_ci,
+    holm,
+    paired_difference,
+    point_estimate,
+)
+from multivec.statistics.tables import format_p
+from multivec.statistics.units import SeedStack, read_units, stack_seeds
+
+KINDS = ("greater", "not_worse", "within", "monotone", "saturates", "ordering", "peak", "all_of")
+VERDICTS = ("holds", "contradicted", "inconclusive", "not built")
+CLAIM_COLUMNS = ["id", "work", "claim", "source", "rule", "scale", "n_seeds", "paper", "ours", "difference",
+                 "difference_lo", "difference_hi", "p_holm", "tests", "verdict", "note"]
+REQUIRED_KEYS = ("id", "work", "claim", "source", "rule")
+
+
+class ClaimError(ValueError):
+    """A claim is malformed or names a table, row or metric that does not exist."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    table: str
+    row: str
+    metric: str
+
+    def label(self) -> str:
+        return f"{self.row} {self.metric}"
+
+
+# ---------------------------------------------------------------- reading and checking
+
+def load_claims(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The claims of ``path``, checked for form (unique ids, known kinds, required keys)."""
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ClaimError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(document, dict) or "claims" not in document:
+        raise ClaimError(f"{path}: needs a top-level list `claims:`")
+    if document["claims"] is None:  # `claims:` with nothing under it yet
+        document["claims"] = []
+    if not isinstance(document["claims"], list):
+        raise ClaimError(f"{path}: `claims:` must be a list, got {type(document['claims']).__name__}")
+    seen = set()
+    for number, claim in enumerate(document["claims"], start=1):
+        where = f"{path}: claim {number}"
+        if not isinstance(claim, dict):
+            raise ClaimError(f"{where}: must be a mapping, got {claim!r}")
+        missing = [k for k in REQUIRED_KEYS if k not in claim]
+        if missing:
+            raise ClaimError(f"{where} ({claim.get('id', '?')}): missing {missing}")
+        if claim["id"] in seen:
+            raise ClaimError(f"{where}: id {claim['id']!r} used twice")
+        seen.add(claim["id"])
+        references(claim["rule"], f"{where} ({claim['id']})")  # form of the rule and its references
+    return document["claims"]
+
+
+def _reference(item: Any, defaults: Mapping[str, Any], where: str) -> Reference:
+    if not isinstance(item, dict):
+        raise ClaimError(f"{where}: a reference must be a mapping {{table, row, metric}}, got {item!r}")
+    values = {key: item.get(key, defaults.get(key)) for key in ("table", "row", "metric")}
+    missing = [k for k, v in values.items() if v in (None, "")]
+    if missing:
+        raise ClaimError(f"{where}: reference {item!r} lacks {missing} (give them in the reference or the rule)")
+    return Reference(str(values["table"]), str(values["row"]), str(values["metric"]))
+
+
+def references(rule: Any, where: str) -> list[Reference]:
+    """Every reference of a rule (checked for form); ClaimError names what is wrong."""
+    if not isinstance(rule, dict) or rule.get("kind") not in KINDS:
+        raise ClaimError(f"{where}: rule must be a mapping with kind in {KINDS}, got {rule!r}")
+    kind = rule["kind"]
+    defaults = {k: rule[k] for k in ("table", "row", "metric") if k in rule}
+    if kind == "all_of":
+        if not isinstance(rule.get("rules"), list) or not rule["rules"]:
+            raise ClaimError(f"{where}: all_of needs a non-empty list `rules`")
+        out = []
+        for sub in rule["rules"]:
+            sub = {**defaults, **sub} if isinstance(sub, dict) else sub
+            out += references(sub, where)
+        return out
+    if kind in ("greater", "not_worse", "within"):
+        if "a" not in rule or "b" not in rule:
+            raise ClaimError(f"{where}: {kind} needs `a` and `b`")
+        if kind == "within" and not _is_number(rule.get("delta")):
+            raise ClaimError(f"{where}: within needs a number `delta`")
+        for key in ("margin",):
+            if key in rule and not _is_number(rule[key]):
+                raise ClaimError(f"{where}: `{key}` must be a number")
+        return [_reference(rule["a"], defaults, where), _reference(rule["b"], defaults, where)]
+    items = rule.get("items")
+    if not isinstance(items, list) or len(items) < 2:
+        raise ClaimError(f"{where}: {kind} needs a list `items` of at least two references")
+    if kind == "monotone" and rule.get("direction") not in ("increasing", "decreasing"):
+        raise ClaimError(f"{where}: monotone needs direction increasing or decreasing")
+    if kind == "saturates" and not _is_number(rule.get("delta")):
+        raise ClaimError(f"{where}: saturates needs a number `delta`")
+    return [_reference(item, defaults, where) for item in items]
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_claims(claims: Sequence[dict[str, Any]], tables: Mapping[str, Mapping[str, Any]],
+                 skip: Mapping[str, str] | None = None, where: str = "claims") -> None:
+    """Every reference names a registered table and one of its rows and metrics (ClaimError naming the
+    claim and the name otherwise). ``tables``: ``{table: {"rows": [...], "metrics": [...]}}``; claims
+    in ``skip`` (and tables not built at this scale) are checked for their table names only."""
+    skip = skip or {}
+    unknown_skips = sorted(set(skip) - {c["id"] for c in claims})
+    if unknown_skips:
+        raise ClaimError(f"{where}: skip_claims names unknown claim id(s) {unknown_skips}")
+    problems = []
+    for claim in claims:
+        for ref in references(claim["rule"], f"{where}: {claim['id']}"):
+            table = tables.get(ref.table)
+            if table is None:
+                problems.append(f"{claim['id']}: unknown table {ref.table!r} (tables: {sorted(tables)})")
+                continue
+            if claim["id"] in skip or not table.get("built", True):
+                continue
+            if ref.row not in table["rows"]:
+                problems.append(f"{claim['id']}: table {ref.table!r} has no row {ref.row!r} (rows: {table['rows']})")
+            if ref.metric not in table["metrics"]:
+                problems.append(f"{claim['id']}: table {ref.table!r} has no metric {ref.metric!r} "
+                                f"(metrics: {table['metrics']})")
+    if problems:
+        raise ClaimError(f"{where}: " + "; ".join(problems))
+
+
+def claim_tables(claims: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
+    """``{claim id: tables it reads}``."""
+    return {c["id"]: {r.table for r in references(c["rule"], str(c["id"]))} for c in claims}
+
+
+# ---------------------------------------------------------------- evaluation
+
+@dataclass
+class _Context:
+    stacks: dict[Reference, SeedStack]
+    confidence: float
+    n_resamples: int
+    n_permutations: int
+    seed: int
+    tests: dict[tuple[Reference, Reference], PairedDifference] = field(default_factory=dict)
+
+    def test(self, a: Reference, b: Reference) -> PairedDifference:
+        if (a, b) not in self.tests:
+            self.tests[(a, b)] = paired_difference(self.stacks[a], self.stacks[b], self.confidence,
+                                                   self.n_resamples, self.n_permutations, self.seed)
+        return self.tests[(a, b)]
+
+
+@dataclass
+class _Outcome:
+    verdict: str
+    primary: tuple[Reference, Reference] | None
+
+
+def _pairs(rule: dict[str, Any], defaults: Mapping[str, Any]) -> list[tuple[Reference, Reference]]:
+    """The pairwise tests a rule needs, in a fixed order."""
+    kind = rule["kind"]
+    defaults = {**defaults, **{k: rule[k] for k in ("table", "row", "metric") if k in rule}}
+    if kind == "all_of":
+        return [p for sub in rule["rules"] for p in _pairs(sub, defaults)]
+    if kind in ("greater", "not_worse", "within"):
+        return [(_reference(rule["a"], defaults, ""), _reference(rule["b"], defaults, ""))]
+    items = [_reference(i, defaults, "") for i in rule["items"]]
+    if kind == "peak":
+        return [(items[0], other) for other in items[1:]]
+    if kind == "monotone" and rule["direction"] == "decreasing":
+        items = items[::-1]  # test as increasing over the reversed list: the same pairs, signs flipped
+    steps = list(zip(items[:-1], items[1:]))
+    if kind in ("monotone", "saturates") and len(items) > 2:
+        steps.append((items[0], items[-1]))
+    return [(b, a) for a, b in steps] if kind in ("monotone", "saturates") else steps
+
+
+def _evaluate(rule: dict[str, Any], defaults: Mapping[str, Any], p_adjusted: dict, ctx: _Context,
+              alpha: float) -> _Outcome:
+    kind = rule["kind"]
+    defaults = {**defaults, **{k: rule[k] for k in ("table", "row", "metric") if k in rule}}
+    if kind == "all_of":
+        outcomes = [_evaluate(sub, defaults, p_adjusted, ctx, alpha) for sub in rule["rules"]]
+        return _Outcome(_combine([o.verdict for o in outcomes]), outcomes[0].primary)
+    pairs = _pairs(rule, defaults)
+
+    def significant(pair, sign):  # sign +1: first significantly above second
+        d = ctx.test(*pair)
+        return p_adjusted[pair] < alpha and sign * d.difference > 0
+
+    if kind == "greater":
+        pair = pairs[0]
+        d, margin = ctx.test(*pair), float(rule.get("margin", 0))
+        if significant(pair, +1) and d.lo > margin:
+            return _Outcome("holds", pair)
+        if significant(pair, -1) or (margin > 0 and d.hi < margin):
+            return _Outcome("contradicted", pair)
+        return _Outcome("inconclusive", pair)
+    if kind == "not_worse":
+        pair = pairs[0]
+        d, margin = ctx.test(*pair), float(rule.get("margin", 0))
+        verdict = "holds" if d.lo >= -margin else "contradicted" if d.hi < -margin else "inconclusive"
+        return _Outcome(verdict, pair)
+    if kind == "within":
+        pair = pairs[0]
+        d, delta = ctx.test(*pair), float(rule["delta"])
+        if -delta <= d.lo and d.hi <= delta:
+            return _Outcome("holds", pair)
+        if d.hi < -delta or d.lo > delta:
+            return _Outcome("contradicted", pair)
+        return _Outcome("inconclusive", pair)
+    if kind in ("ordering", "peak"):
+        verdicts = ["holds" if significant(p, +1) else "contradicted" if significant(p, -1) else "inconclusive"
+                    for p in pairs]
+        return _Outcome(_combine(verdicts), pairs[0])
+    # monotone / saturates: pairs are (later, earlier) steps, then (last, first) when > 2 items
+    steps, overall = (pairs[:-1], pairs[-1]) if len(pairs) > 1 else (pairs, pairs[0])
+    against = any(significant(p, -1) for p in pairs)
+    rises = significant(overall, +1) and not against
+    if kind == "monotone":
+        return _Outcome("holds" if rises else "contradicted" if against else "inconclusive", overall)
+    last = ctx.test(*steps[-1])
+    delta = float(rule["delta"])
+    flat = -delta <= last.lo and last.hi <= delta
+    if rises and flat:
+        return _Outcome("holds", overall)
+    if against or last.lo > delta:
+        return _Outcome("contradicted", overall)
+    return _Outcome("inconclusive", overall)
+
+
+def _combine(verdicts: Sequence[str]) -> str:
+    if "contradicted" in verdicts:
+        return "contradicted"
+    if all(v == "holds" for v in verdicts):
+        return "holds"
+    return "inconclusive"
+
+
+def _estimate_text(stack: SeedStack, confidence: float, n_resamples: int, seed: int) -> str:
+    mean, sd = point_estimate(stack)
+    lo, hi = bootstrap_ci(stack, confidence, n_resamples, seed)
+    text = f"{stack.row} {stack.metric} {mean:.2f} [{lo:.2f}, {hi:.2f}]"
+    return text + (f" ±{sd:.2f}" if not math.isnan(sd) else "")
+
+
+def _rule_text(rule: dict[str, Any]) -> str:
+    kind = rule["kind"]
+    extras = ", ".join(f"{k}={rule[k]}" for k in ("direction", "margin", "delta") if k in rule)
+    if kind == "all_of":
+        return "all of (" + "; ".join(_rule_text(sub) for sub in rule["rules"]) + ")"
+    return kind + (f" ({extras})" if extras else "")
+
+
+def evaluate_claims(claims: Sequence[dict[str, Any]], units: Mapping[str, str | os.PathLike], *, scale: str,
+                    skip: Mapping[str, str] | None = None, not_built: Mapping[str, str] | None = None,
+                    alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                    n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
+    """One row per claim (``CLAIM_COLUMNS``). ``units``: ``{table: unit file}`` of the tables built;
+    ``not_built``: ``{table: why}`` for tables this scale does not build; ``skip``: ``{claim id: why}``."""
+    skip, not_built = dict(skip or {}), dict(not_built or {})
+    stacks: dict[Reference, SeedStack] = {}
+    for table, path in units.items():
+        for (row, metric), stack in stack_seeds(read_units(path)).items():
+            stacks[Reference(table, row, metric)] = stack
+    ctx = _Context(stacks, confidence, n_resamples, n_permutations, seed)
+    records = []
+    for claim in claims:
+        refs = references(claim["rule"], str(claim["id"]))
+        record = {"id": claim["id"], "work": claim["work"], "claim": claim["claim"], "source": claim["source"],
+                  "rule": _rule_text(claim["rule"]), "scale": scale, "paper": _paper_text(claim.get("paper")),
+                  "n_seeds": None, "ours": "", "difference": None, "difference_lo": None, "difference_hi": None,
+                  "p_holm": None, "tests": 0, "verdict": "not built", "note": ""}
+        missing_tables = sorted({r.table for r in refs if r.table not in units})
+        if claim["id"] in skip:
+            record["note"] = f"not built at {scale} scale: {skip[claim['id']]}"
+        elif missing_tables:
+            reasons = [f"{t} ({not_built[t]})" if t in not_built else t for t in missing_tables]
+            record["note"] = f"not built at {scale} scale: " + ", ".join(reasons)
+        else:
+            absent = [r for r in refs if r not in stacks]
+            if absent:
+                raise ClaimError(f"{claim['id']}: no unit scores for " + ", ".join(
+                    f"{r.table}/{r.row}/{r.metric}" for r in absent))
+            pairs = list(dict.fromkeys(_pairs(claim["rule"], {})))
+            p_raw = [ctx.test(*pair).p for pair in pairs]
+            p_adjusted = dict(zip(pairs, holm(p_raw)))
+            outcome = _evaluate(claim["rule"], {}, p_adjusted, ctx, alpha)
+            trained = [r for r in dict.fromkeys(refs) if stacks[r].seeds != [None]]
+            # Untrained rows are deterministic: the seed count is that of the trained rows compared.
+            n_seeds = min(stacks[r].n_seeds for r in trained) if trained else 1
+            record.update(verdict=outcome.verdict, tests=len(pairs), n_seeds=n_seeds,
+                          ours="; ".join(_estimate_text(stacks[r], confidence, n_resamples, seed)
+                                         for r in dict.fromkeys(refs)))
+            if outcome.primary is not None:
+                d = ctx.test(*outcome.primary)
+                record.update(difference=d.difference, difference_lo=d.lo, difference_hi=d.hi,
+                              p_holm=float(p_adjusted[outcome.primary]))
+            if trained and n_seeds == 1:
+                record["note"] = "verdict from one training seed"
+        records.append(record)
+    return pd.DataFrame.from_records(records, columns=CLAIM_COLUMNS)
+
+
+def _paper_text(paper: Any) -> str:
+    if paper is None:
+        return ""
+    if isinstance(paper, dict):
+        return "; ".join(f"{k}: {v}" for k, v in paper.items())
+    return str(paper)
+
+
+# ---------------------------------------------------------------- writing
+
+def _difference_text(record: Mapping[str, Any]) -> str:
+    if record["difference"] is None or (isinstance(record["difference"], float) and math.isnan(record["difference"])):
+        return ""
+    return (f"{record['difference']:+.2f} [{record['difference_lo']:+.2f}, {record['difference_hi']:+.2f}], "
+            f"p = {format_p(record['p_holm'])}")
+
+
+def claims_markdown(frame: pd.DataFrame, title: str = "Claims", heading: str = "#") -> list[str]:
+    """Markdown lines: one table row per claim with its verdict."""
+    lines = [f"{heading} {title}", "",
+             "Verdicts computed from the per-unit scores by `multivec.statistics.claims` with the rules of "
+             "`config/claims.yaml` (difference: first − second of the claim's primary comparison, seed means, "
+             "95% paired bootstrap CI; p: paired randomization test, Holm-corrected within the claim).", "",
+             "| id | claim | source | paper | ours | difference, p | seeds | verdict | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in frame.to_dict("records"):
+        seeds = "" if r["n_seeds"] is None or (isinstance(r["n_seeds"], float) and math.isnan(r["n_seeds"])) \
+            else str(int(r["n_seeds"]))
+        lines.append(f"| {r['id']} | {r['claim']} | {r['source']} | {r['paper']} | {r['ours']} | "
+                     f"{_difference_text(r)} | {seeds} | **{r['verdict']}** | {r['note']} |")
+    return lines
+
+
+def write_claims(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,
+                 scale_line: str = "") -> None:
+    for path in (csv_path, md_path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(csv_path, index=False)
+    counts = frame["verdict"].value_counts().to_dict()
+    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+    lines = claims_markdown(frame, "Paper claims and their verdicts")
+    lines[1:1] = ["", scale_line.strip(), "", f"{len(frame)} claims: {summary}."] if scale_line else \
+        ["", f"{len(frame)} claims: {summary}."]
+    Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def verdict_lines(claims_file: str | os.PathLike, units: Mapping[str, str | os.PathLike], *, scale: str,
+                  skip: Mapping[str, str] | None = None, alpha: float = 0.05, confidence: float = 0.95,
+                  n_resamples: int = DEFAULT_RESAMPLES, n_permutations: int = DEFAULT_PERMUTATIONS,
+                  seed: int = 0) -> list[str]:
+    """Markdown lines for the end of a table: the claims whose references all lie in ``units``' tables,
+    evaluated on those units (the table's own seeds; results/claims.md has the claim seeds)."""
+    claims = [c for c in load_claims(claims_file)
+              if {r.table for r in references(c["rule"], str(c["id"]))} <= set(units)]
+    if not claims:
+        return []
+    frame = evaluate_claims(claims, units, scale=scale, skip=skip, alpha=alpha, confidence=confidence,
+                            n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+    seeds = sorted({int(s) for s in frame["n_seeds"].dropna()})
+    seed_text = "/".join(str(s) for s in seeds) if seeds else "no"
+    lines = claims_markdown(frame, "Claims on this table", heading="##")
+    lines.insert(2, f"Computed on this table's own rows ({seed_text} seed(s) per trained row); "
+                    "`results/claims.md` gives every claim over the claim seeds.")
+    lines.insert(3, "")
+    return lines

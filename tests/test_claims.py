@@ -1,0 +1,149 @@
+"""Claims as data (config/claims.yaml) and their computed verdicts (multivec.statistics.claims)."""
+
+import numpy as np
+import pytest
+import yaml
+
+from multivec.statistics import Measurement, write_units
+from multivec.statistics.claims import (ClaimError, check_claims, evaluate_claims, load_claims, verdict_lines,
+                                        write_claims)
+
+N = 300
+
+
+@pytest.fixture(scope="module")
+def unit_file(tmp_path_factory):
+    """Rows with known differences: A ≈ A2 > C (by 2) > B (by 18); three seeds for the trained rows."""
+    rng = np.random.default_rng(0)
+    names = [f"q{i}" for i in range(N)]
+    base = rng.random(N) * 100
+    ms = [Measurement("B", "m", "mean", names, base, None)]
+    for seed in (1, 2, 3):
+        ms.append(Measurement("A", "m", "mean", names, base + 20 + rng.normal(0, 5, N), seed))
+        ms.append(Measurement("A2", "m", "mean", names, base + 20 + rng.normal(0, 5, N), seed))
+        ms.append(Measurement("C", "m", "mean", names, base + 18 + rng.normal(0, 5, N), seed))
+    path = tmp_path_factory.mktemp("units") / "t.parquet"
+    write_units(path, ms)
+    return path
+
+
+def claims_file(tmp_path, *rules):
+    claims = [{"id": f"C{k}", "work": "nugget", "claim": f"claim {k}", "source": "Table 2",
+               "paper": {"A": 1.0}, "rule": {"table": "t", "metric": "m", **rule}} for k, rule in enumerate(rules)]
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": claims}))
+    return path
+
+
+def verdicts(tmp_path, unit_file, *rules, **kwargs):
+    frame = evaluate_claims(load_claims(claims_file(tmp_path, *rules)), {"t": unit_file}, scale="demo",
+                            n_resamples=300, n_permutations=300, **kwargs)
+    return frame["verdict"].tolist(), frame
+
+
+def ref(row):
+    return {"row": row}
+
+
+def test_pairwise_verdicts(tmp_path, unit_file):
+    got, frame = verdicts(
+        tmp_path, unit_file,
+        {"kind": "greater", "a": ref("A"), "b": ref("B")},
+        {"kind": "greater", "a": ref("B"), "b": ref("A")},
+        {"kind": "greater", "a": ref("A"), "b": ref("A2")},
+        {"kind": "greater", "a": ref("A"), "b": ref("B"), "margin": 30},  # 20 is significantly below 30
+        {"kind": "not_worse", "a": ref("A"), "b": ref("B")},
+        {"kind": "within", "a": ref("A"), "b": ref("A2"), "delta": 2},
+        {"kind": "within", "a": ref("A"), "b": ref("B"), "delta": 2},
+    )
+    assert got == ["holds", "contradicted", "inconclusive", "contradicted", "holds", "holds", "contradicted"]
+    assert frame["n_seeds"].tolist()[0] == 3  # B is untrained: the trained row's seeds count
+    assert frame["difference"].iloc[0] == pytest.approx(20, abs=1.5)
+
+
+def test_sequence_verdicts(tmp_path, unit_file):
+    got, _ = verdicts(
+        tmp_path, unit_file,
+        {"kind": "monotone", "direction": "increasing", "items": [ref("B"), ref("C"), ref("A")]},
+        {"kind": "monotone", "direction": "decreasing", "items": [ref("B"), ref("C"), ref("A")]},
+        {"kind": "monotone", "direction": "decreasing", "items": [ref("A"), ref("C"), ref("B")]},
+        {"kind": "saturates", "delta": 5, "items": [ref("B"), ref("C"), ref("A")]},
+        {"kind": "saturates", "delta": 5, "items": [ref("B"), ref("A")]},  # last step (+20) is not flat
+        {"kind": "ordering", "items": [ref("A"), ref("C"), ref("B")]},
+        {"kind": "peak", "items": [ref("A"), ref("C"), ref("B")]},
+        {"kind": "peak", "items": [ref("A"), ref("A2"), ref("B")]},
+        {"kind": "all_of", "rules": [{"kind": "greater", "a": ref("A"), "b": ref("B")},
+                                     {"kind": "greater", "a": ref("A"), "b": ref("A2")}]},
+    )
+    assert got == ["holds", "contradicted", "holds", "holds", "contradicted", "holds", "holds", "inconclusive",
+                   "inconclusive"]
+
+
+def test_one_seed_is_noted_and_skips_and_unbuilt_tables_are_not_built(tmp_path):
+    names = [f"q{i}" for i in range(50)]
+    path = tmp_path / "one.parquet"
+    write_units(path, [Measurement("A", "m", "mean", names, np.arange(50.0) + 5, 13),
+                       Measurement("B", "m", "mean", names, np.arange(50.0), None)])
+    claims = load_claims(claims_file(tmp_path, {"kind": "greater", "a": ref("A"), "b": ref("B")},
+                                     {"kind": "greater", "a": ref("A"), "b": ref("B")},
+                                     {"kind": "greater", "a": {"table": "paper_only", "row": "A", "metric": "m"},
+                                      "b": {"table": "paper_only", "row": "B", "metric": "m"}}))
+    frame = evaluate_claims(claims, {"t": path}, scale="smoke", skip={"C1": "smoke trains r = 0.1 only"},
+                            not_built={"paper_only": "IMDB is paper scale"}, n_resamples=100, n_permutations=100)
+    assert frame["verdict"].tolist() == ["holds", "not built", "not built"]
+    assert "one training seed" in frame["note"].iloc[0]
+    assert "smoke trains" in frame["note"].iloc[1] and "IMDB is paper scale" in frame["note"].iloc[2]
+    write_claims(frame, tmp_path / "c.csv", tmp_path / "c.md", "Scale: smoke")
+    md = (tmp_path / "c.md").read_text()
+    assert "**holds**" in md and "1 holds, 0 contradicted, 0 inconclusive, 2 not built" in md
+
+
+def test_check_claims_names_the_missing_row_metric_or_table(tmp_path):
+    claims = load_claims(claims_file(tmp_path, {"kind": "greater", "a": ref("A"), "b": ref("Z")},
+                                     {"kind": "greater", "a": ref("A"), "b": {"row": "B", "metric": "nope"}}))
+    tables = {"t": {"rows": ["A", "B"], "metrics": ["m"]}}
+    with pytest.raises(ClaimError, match=r"C0: table 't' has no row 'Z'.*C1: table 't' has no metric 'nope'"):
+        check_claims(claims, tables)
+    with pytest.raises(ClaimError, match="unknown table 't'"):
+        check_claims(claims, {"other": {"rows": [], "metrics": []}})
+    with pytest.raises(ClaimError, match="unknown claim id"):
+        check_claims(claims, tables, skip={"C9": "x"})
+    check_claims(claims, tables, skip={"C0": "x", "C1": "y"})  # skipped claims are not checked for rows
+    check_claims(claims, {"t": {"rows": [], "metrics": [], "built": False}})  # nor claims on unbuilt tables
+
+
+@pytest.mark.parametrize("text, message", [
+    ("claims: [{id: X, work: w, claim: c, source: s, rule: {kind: bigger, a: 1, b: 2}}]", "kind in"),
+    ("claims: [{id: X, work: w, claim: c, source: s}]", "missing \\['rule'\\]"),
+    ("claims: [{id: X, work: w, claim: c, source: s, rule: {kind: within, a: {table: t, row: A, metric: m}, "
+     "b: {table: t, row: B, metric: m}}}]", "within needs a number"),
+    ("claims: [{id: X, work: w, claim: c, source: s, rule: {kind: greater, a: {row: A}, b: {row: B}}}]",
+     "lacks \\['table', 'metric'\\]"),
+    ("claims: [{id: X, work: w, claim: c, source: s, rule: {kind: monotone, items: [{table: t, row: A, metric: m}, "
+     "{table: t, row: B, metric: m}]}}]", "direction"),
+    ("claims:\n  - {id: X, work: w, claim: c, source: s, rule: {kind: peak, items: []}}\n", "at least two"),
+    ("claims: {}", "must be a list"),
+    ("other: 1", "top-level list"),
+    ("claims: [: bad", "not valid YAML"),
+])
+def test_malformed_claims_are_refused(tmp_path, text, message):
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    with pytest.raises(ClaimError, match=message):
+        load_claims(path)
+
+
+def test_verdict_lines_take_only_the_claims_of_the_given_tables(tmp_path, unit_file):
+    path = claims_file(tmp_path, {"kind": "greater", "a": ref("A"), "b": ref("B")},
+                       {"kind": "greater", "a": {"table": "u", "row": "A", "metric": "m"},
+                        "b": {"table": "u", "row": "B", "metric": "m"}})
+    lines = verdict_lines(path, {"t": unit_file}, scale="demo", n_resamples=100, n_permutations=100)
+    text = "\n".join(lines)
+    assert "| C0 |" in text and "| C1 |" not in text and "**holds**" in text
+
+
+def test_the_projects_claims_file_is_well_formed():
+    from pathlib import Path
+
+    claims = load_claims(Path(__file__).parents[1] / "config" / "claims.yaml")
+    assert {c["work"] for c in claims} <= {"nugget", "subencoder", "distill"}

@@ -1,0 +1,155 @@
+"""The statistics layer (src/multivec/statistics): statistics, bootstrap CIs, the paired randomization
+test, Holm, unit files and table statistics."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import sacrebleu
+from scipy import stats
+
+from multivec.statistics import (Measurement, bootstrap_ci, compute_statistic, holm, paired_randomization_test,
+                                 read_units, stack_seeds, table_statistics, write_units)
+from multivec.statistics.resampling import paired_difference, point_estimate
+from multivec.statistics.statistics import bleu_components
+
+
+def units(n):
+    return [f"u{i}" for i in range(n)]
+
+
+def stack(row, values, seed=None, metric="m", statistic="mean", names=None):
+    names = names or units(len(values))
+    return stack_seeds([Measurement(row, metric, statistic, names, values, seed)])[(row, metric)]
+
+
+def test_bleu_statistic_equals_sacrebleu_corpus_bleu():
+    hyps = ["the cat sat on the mat", "a dog barks at night", "hello world", "nothing matches here at all"]
+    refs = ["the cat sat on a mat", "the dog barks at night", "hello there world", "something else entirely"]
+    ours = compute_statistic("bleu", bleu_components(hyps, refs))
+    assert ours == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)
+    lower = compute_statistic("bleu", bleu_components([h.upper() for h in hyps], refs, lowercase=True))
+    assert lower == pytest.approx(sacrebleu.corpus_bleu([h.upper() for h in hyps], [refs], lowercase=True).score)
+
+
+def test_ratio_perplexity_relative_drop_and_f1():
+    c = np.array([[2.0, 4.0], [1.0, 4.0]])
+    assert compute_statistic("ratio", c) == pytest.approx(3 / 8)
+    assert compute_statistic("perplexity", c) == pytest.approx(math.exp(3 / 8))
+    drop = np.array([[4.0, 2.0, 2.0, 2.0]])
+    assert compute_statistic("relative_drop", drop) == pytest.approx(1 - math.exp(1) / math.exp(2))
+    assert compute_statistic("f1", np.array([[3, 1, 2], [1, 0, 0]])) == pytest.approx(8 / (8 + 1 + 2))
+    assert compute_statistic("precision", np.array([[3, 1, 2]])) == pytest.approx(0.75)
+    assert compute_statistic("recall", np.array([[3, 1, 2]])) == pytest.approx(0.6)
+
+
+def test_randomization_test_is_exact_and_matches_scipy():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(9) + 0.3, rng.random(9)
+    ours = paired_randomization_test(stack("A", a, 1), stack("B", b))
+    theirs = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                    permutation_type="samples", n_resamples=10_000, vectorized=True).pvalue
+    assert ours == pytest.approx(theirs)  # 2^9 assignments: both enumerate them all
+
+
+def test_randomization_test_of_identical_systems_is_one_and_of_distinct_ones_small():
+    rng = np.random.default_rng(0)
+    a = rng.random(400)
+    assert paired_randomization_test(stack("A", a, 1), stack("B", a.copy())) == 1.0
+    p = paired_randomization_test(stack("A", a + 0.2, 1), stack("B", a + rng.normal(0, 0.05, 400)))
+    assert p < 0.001
+
+
+def test_bootstrap_ci_of_a_mean_equals_scipy_on_the_values():
+    values = np.random.default_rng(1).random(200) * 100
+    lo, hi = bootstrap_ci(stack("A", values), n_resamples=1000, seed=7)
+    res = stats.bootstrap((values,), np.mean, n_resamples=1000, method="percentile",
+                          random_state=np.random.default_rng(7))
+    assert (lo, hi) == pytest.approx(tuple(res.confidence_interval))
+    assert lo < values.mean() < hi
+
+
+def test_seeds_pool_units_and_report_their_spread():
+    rng = np.random.default_rng(2)
+    base = rng.random(300)
+    measurements = [Measurement("A", "m", "mean", units(300), base + shift, seed) for seed, shift in
+                    ((1, 0.0), (2, 0.1), (3, 0.2))]
+    s = stack_seeds(measurements)[("A", "m")]
+    mean, sd = point_estimate(s)
+    assert mean == pytest.approx(base.mean() + 0.1)
+    assert sd == pytest.approx(0.1)
+    lo, hi = bootstrap_ci(s, n_resamples=500)
+    assert lo < mean < hi
+
+
+def test_pair_correlation_resamples_documents():
+    rng = np.random.default_rng(4)
+    docs = [f"d{i}" for i in range(20)]
+    pairs = [f"{a}|{b}" for i, a in enumerate(docs) for b in docs[i + 1:]]
+    gold = rng.random(len(pairs))
+    system = gold + rng.normal(0, 0.3, len(pairs))
+    s = stack("A", np.column_stack([system, gold]), 1, statistic="pearson", names=pairs)
+    value, _ = point_estimate(s)
+    assert value == pytest.approx(np.corrcoef(system, gold)[0, 1])
+    lo, hi = bootstrap_ci(s, n_resamples=300)
+    assert lo < value < hi
+    # an affine rescaling of a system's scores changes nothing, so the test must not see a difference
+    t = stack("B", np.column_stack([3 * system + 5, gold]), statistic="pearson", names=pairs)
+    assert paired_randomization_test(s, t) == 1.0
+    with pytest.raises(ValueError, match="pair"):
+        Measurement("A", "m", "pearson", docs[:2], np.ones((2, 2)))
+
+
+def test_holm_matches_the_step_down_definition():
+    adjusted = holm([0.01, 0.04, 0.03, 0.005, float("nan")])
+    assert adjusted[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert math.isnan(adjusted[4])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(units=["a", "a"], values=[1, 2]), "duplicate"),
+    (dict(units=["a", "b"], values=[1, float("nan")]), "non-finite"),
+    (dict(units=["a"], values=[1, 2]), "1 units but 2"),
+    (dict(units=["a"], values=[1], seed=13.5), "integer"),
+    (dict(units=["a"], values=[[1, 2]]), "takes 1 component"),
+    (dict(units=[], values=[]), "no evaluation units"),
+])
+def test_bad_measurements_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Measurement(row="A", metric="m", statistic=kwargs.pop("statistic", "mean"), **kwargs)
+
+
+def test_unit_file_round_trip_and_unit_mismatch(tmp_path):
+    path = tmp_path / "u.parquet"
+    ms = [Measurement("A", "m", "mean", units(5), np.arange(5.0), 13),
+          Measurement("B", "m", "perplexity", units(5), np.ones((5, 2)), None)]
+    assert write_units(path, ms) == 10
+    back = read_units(path)
+    assert [(m.row, m.seed, m.statistic) for m in back] == [("A", 13, "mean"), ("B", None, "perplexity")]
+    assert np.array_equal(back[0].values[:, 0], np.arange(5.0))
+    with pytest.raises(ValueError, match="given twice"):
+        write_units(path, [ms[0], ms[0]])
+    with pytest.raises(ValueError, match="units differ"):
+        stack_seeds([ms[0], Measurement("A", "m", "mean", units(4), np.arange(4.0), 14)])
+
+
+def test_table_statistics_columns_comparisons_and_holm():
+    rng = np.random.default_rng(5)
+    base = rng.random(200) * 100
+    ms = [Measurement("A", "PI", "mean", units(200), base + 5 + rng.normal(0, 3, 200), s) for s in (1, 2)]
+    ms += [Measurement("B", "PI", "mean", units(200), base, None),
+           Measurement("C", "PI", "mean", units(200), base + rng.normal(0, 3, 200), None)]
+    ts = table_statistics(ms, [{"row": "A", "against": ["B", "C"]}, {"row": "C", "against": "B"}],
+                          n_resamples=300, n_permutations=300)
+    assert list(ts.tests["against"]) == ["B", "C", "B"]
+    assert (ts.tests["p_holm"] >= ts.tests["p"]).all()
+    assert ts.tests["significant"].tolist()[:2] == [True, True]
+    table = ts.add_columns(pd.DataFrame({"row": ["A", "B", "C", "D"], "PI": [0.0, 0.0, 0.0, 7.0]}), metrics=["PI"])
+    assert list(table.columns) == ["row", "PI", "PI_lo", "PI_hi", "PI_sd", "n_seeds"]
+    assert table["PI"].iloc[3] == 7.0 and math.isnan(table["PI_lo"].iloc[3])  # a row without units keeps its value
+    assert (table["PI_lo"][:3] < table["PI"][:3]).all() and (table["PI"][:3] < table["PI_hi"][:3]).all()
+    assert table["n_seeds"].tolist()[:3] == [2, 1, 1]
+    with pytest.raises(ValueError, match="no row 'Z'"):
+        table_statistics(ms, [{"row": "A", "against": "Z"}], n_resamples=100, n_permutations=100)
+    assert any("Holm" in line for line in ts.markdown_tests())
