@@ -210,6 +210,8 @@ SAMPLES = {  # inspector name -> write a small artifact of that type at the path
     "distill evaluation task": lambda p: (p.mkdir(parents=True), write_jsonl(p / "labels.jsonl",
                                                                              [{"id": "d0", "label": 1}])),
     "distill student": _distill_student,
+    "unit scores": lambda p: __import__("multivec.statistics", fromlist=["x"]).write_units(
+        p, [__import__("multivec.statistics", fromlist=["x"]).Measurement("r", "PI", "mean", ["q0", "q1"], [50.0, 100.0])]),
     "paragraph vector model": lambda p: (p.mkdir(parents=True), (p / "part0.model").write_bytes(b"gensim"),
                                          write_json(p / "variant.json", {"name": "v", "parts": [{"vector_size": 4}]})),
 }
