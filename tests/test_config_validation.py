@@ -49,6 +49,11 @@ MALFORMED = {
     "max_source_tokens_above_positions": ("nugget: {max_source_tokens: 1024}",
                                           ["nugget.max_source_tokens", "allowed: 1..512"]),
     "missing_encoder_folder": ("nugget: {encoder: ./no/such/encoder}", ["nugget.encoder", "./no/such/encoder"]),
+    "float_seed": ("seed: 13.0", ["seed: 13.0", "integer"]),
+    "float_training_seed": ("statistics: {seeds: {tables: [13.0], claims: [13]}}",
+                            ["statistics.seeds.tables[0]", "integer"]),
+    "duplicate_training_seeds": ("statistics: {seeds: {tables: [13, 13], claims: [13]}}", ["non-unique"]),
+    "unknown_claim_skip": ("statistics: {skip_claims: {NOPE: because}}", ["NOPE", "unknown claim id"]),
     "yaml_syntax_error": ("train:\n  max_steps: 5\n   batch_size: [4\n", ["bad.yaml", "line 3"]),
 }
 

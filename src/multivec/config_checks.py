@@ -154,10 +154,24 @@ def _encoder_problems(config: dict, notes: list[str]) -> list[str]:
     return problems
 
 
+def _seed_problems(config: dict) -> list[str]:
+    """Seeds must be written as integers: JSON Schema's ``integer`` accepts ``13.0``, which would name
+    a model folder ``seed13.0`` and format into a different random stream."""
+    problems = []
+    if isinstance(config.get("seed"), float):
+        problems.append(f"seed: {config['seed']!r} must be written as an integer (e.g. 13)")
+    for seedset, seeds in (config.get("statistics", {}).get("seeds") or {}).items():
+        for k, seed in enumerate(seeds):
+            if isinstance(seed, float):
+                problems.append(f"statistics.seeds.{seedset}[{k}]: {seed!r} must be written as an integer")
+    return problems
+
+
 def check_config(config: dict) -> list[str]:
     """Raise ``ConfigError`` naming every invalid key of a schema-valid config; return notes on skipped checks."""
     notes: list[str] = []
-    problems = _row_problems(config["table2"]["rows"]) + _length_problems(config) + _encoder_problems(config, notes)
+    problems = (_row_problems(config["table2"]["rows"]) + _length_problems(config) + _seed_problems(config)
+                + _encoder_problems(config, notes))
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return notes
