@@ -3,25 +3,27 @@
 # PropSegment dev (Tables 1, 4, 5; App. C.1 baselines), segmenter-predicted queries (Table 8).
 
 rule subencoder_model_train:
+    # One SubEncoder per backbone, output dimension and training seed (statistics.seeds).
     input:
         train="data/built/subencoder/train.jsonl",
         dev="data/built/subencoder/dev.jsonl",
     output:
-        weights="models/subencoder/{backbone}_{dim}/model.safetensors",
-        config="models/subencoder/{backbone}_{dim}/config.json",
-        summary="models/subencoder/{backbone}_{dim}/training_summary.json",
-        metrics="models/subencoder/{backbone}_{dim}/metrics.csv",
+        weights="models/subencoder/{backbone}_{dim}/seed{seed}/model.safetensors",
+        config="models/subencoder/{backbone}_{dim}/seed{seed}/config.json",
+        summary="models/subencoder/{backbone}_{dim}/seed{seed}/training_summary.json",
+        metrics="models/subencoder/{backbone}_{dim}/seed{seed}/metrics.csv",
     params:
         model=lambda wc: subencoder_model_config(wc.backbone, wc.dim),
-        train=lambda wc: subencoder_train_config(wc.backbone),
+        train=lambda wc: subencoder_train_config(wc.backbone, wc.seed),
         temperature=SUBENCODER["train"]["temperature"],
     log:
-        "logs/subencoder/train_{backbone}_{dim}.log",
+        "logs/subencoder/train_{backbone}_{dim}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/subencoder/train_{backbone}_{dim}.tsv"
+        "benchmarks/rules/subencoder/train_{backbone}_{dim}_seed{seed}.tsv"
     wildcard_constraints:
         backbone="[A-Za-z0-9_.-]+",
         dim="full|d[0-9]+",
+        seed="[0-9]+",
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -63,15 +65,18 @@ rule subencoder_eval_base:
 rule subencoder_eval_trained:
     input:
         **PROPSEGMENT_DEV,
-        model=lambda wc: f"models/subencoder/{wc.model}/model.safetensors",
+        model="models/subencoder/{model}/seed{seed}/model.safetensors",
     output:
-        "results/subencoder/retrieval/subencoder_{model}.json",
+        "results/subencoder/retrieval/subencoder_{model}/seed{seed}.json",
     params:
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
     log:
-        "logs/subencoder/eval_{model}.log",
+        "logs/subencoder/eval_{model}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/subencoder/eval_{model}.tsv"
+        "benchmarks/rules/subencoder/eval_{model}_seed{seed}.tsv"
+    wildcard_constraints:
+        model="[A-Za-z0-9_.-]+",
+        seed="[0-9]+",
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -87,9 +92,9 @@ rule subencoder_eval_predicted:
     # Table 8: the segmenter's query propositions (Jaccard > match_jaccard with a gold one).
     input:
         **PROPSEGMENT_DEV,
-        model=lambda wc: f"models/subencoder/{wc.model}/model.safetensors",
+        model="models/subencoder/{model}/seed{seed}/model.safetensors",
     output:
-        "results/subencoder/predicted/subencoder_{model}.json",
+        "results/subencoder/predicted/subencoder_{model}/seed{seed}.json",
     params:
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
         segmenter=SUBENC_SEGMENTER,
@@ -97,9 +102,12 @@ rule subencoder_eval_predicted:
         llm=SUBENCODER["llm"],
         match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
     log:
-        "logs/subencoder/eval_predicted_{model}.log",
+        "logs/subencoder/eval_predicted_{model}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/subencoder/eval_predicted_{model}.tsv"
+        "benchmarks/rules/subencoder/eval_predicted_{model}_seed{seed}.tsv"
+    wildcard_constraints:
+        model="[A-Za-z0-9_.-]+",
+        seed="[0-9]+",
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -111,19 +119,54 @@ rule subencoder_eval_predicted:
         "../workflow/scripts/subencoder_eval_retrieval.py"
 
 
+rule units_subencoder_retrieval:
+    # Per-query scores of every row of Table 1, 4, 5 or 8 over a seed set (multivec.subencoder.table_units).
+    input:
+        lambda wc: [e["path"] for e in subencoder_unit_entries(wc.table, wc.seedset)],
+    output:
+        units_path("subencoder_{table}", "{seedset}"),
+    params:
+        entries=lambda wc: subencoder_unit_entries(wc.table, wc.seedset),
+    log:
+        "logs/subencoder/units_{table}.{seedset}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/units_{table}.{seedset}.tsv"
+    wildcard_constraints:
+        table="table1|table4|table5|table8",
+        seedset="tables|claims",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_units.py"
+
+
+def _subencoder_table_output(table, ext):
+    path = f"results/subencoder_{table}.{ext}"
+    return report(path, caption=f"../workflow/report/subencoder_{table}.rst", category=SUBENC_CATEGORY)
+
+
 rule subencoder_eval_tables:
+    # Tables 1, 4, 5, 8: seed means with 95% CIs over queries, the declared paired comparisons
+    # (statistics.comparisons.subencoder_<table>) and the verdicts of each table's claims.
     input:
         unpack(subencoder_table_inputs),
     output:
-        **{f"{t}_{ext}": f"results/subencoder_{t}.{ext}" for t in SUBENC_TABLES if t != "table3"
-           for ext in ("csv", "md")},
+        **{f"{t}_{ext}": _subencoder_table_output(t, ext) for t in SUBENC_RETRIEVAL_TABLES for ext in ("csv", "md")},
+        **{f"{t}_tests": f"results/subencoder_{t}_tests.csv" for t in SUBENC_RETRIEVAL_TABLES},
     params:
+        tables=SUBENC_RETRIEVAL_TABLES,
         backbones=SUBENCODER["model"]["backbones"],
-        baselines=SUBENCODER["evaluation"]["baselines"],
+        baselines=SUBENC_BASELINES,
         reduced_dim=SUBENC_REDUCED,
         paper_table5_row=SUBENCODER["model"].get("paper_table5_row"),
         segmenter=SUBENC_SEGMENTER,
+        match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
         scale=config["scale"],
+        seed=model_seeds("tables")[0],
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons={t: table_comparisons(f"subencoder_{t}") for t in SUBENC_RETRIEVAL_TABLES},
+        claims=claims_params(),
     log:
         "logs/subencoder/tables.log",
     benchmark:
@@ -138,7 +181,8 @@ rule subencoder_eval_csts:
     # Table 3 (§4.2.2): LLM-picked condition words encoded in context, cosine, Spearman x 100.
     input:
         csts=lambda wc: SUBENC_CSTS["path"],
-        models=[f"models/subencoder/{b}_full/model.safetensors" for b in SUBENC_BACKBONES],
+        models=[f"{subencoder_model_dir(b, 'full', model_seeds('tables')[0])}/model.safetensors"
+                for b in SUBENC_BACKBONES],
     output:
         csv="results/subencoder_table3.csv",
         md="results/subencoder_table3.md",

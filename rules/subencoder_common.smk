@@ -35,24 +35,27 @@ def subencoder_table7_inputs(wildcards):
 
 
 # -- model and evaluation
+from multivec.subencoder import table_units as _subenc_units
+
 SUBENCODER = config["subencoder"]
 SUBENC_BACKBONES = {b["name"]: b for b in SUBENCODER["model"]["backbones"]}
 SUBENC_FIRST = SUBENCODER["model"]["backbones"][0]["name"]
 SUBENC_REDUCED = SUBENCODER["model"].get("reduced_dim")
 SUBENC_SEGMENTER = SUBENCODER["evaluation"].get("segmenter")
+SUBENC_BASELINES = SUBENCODER["evaluation"]["baselines"]
 PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
                    for name in ("document_clusters", "propositions", "relationships")}
 SUBENC_CSTS = SUBENCODER["evaluation"].get("csts")  # Table 3, opt-in: C-STS must be fetched by the user
-SUBENC_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) + (["table8"] if SUBENC_SEGMENTER else []) \
-    + (["table3"] if SUBENC_CSTS else [])
+# Tables 1, 4, 5, 8: atomic-fact retrieval (one rule); Table 7: segmentation (rules/subencoder_data.smk).
+SUBENC_RETRIEVAL_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) \
+    + (["table8"] if SUBENC_SEGMENTER else [])
+SUBENC_TABLES = SUBENC_RETRIEVAL_TABLES + ["table7"] + (["table3"] if SUBENC_CSTS else [])
+SUBENC_CATEGORY = "Sub-sentence encoder"  # report() category of every table of this work
 
 
-def subencoder_dim_name(dim):
-    return "full" if dim in (None, "full") else f"d{dim}"
-
-
-def subencoder_model_dir(backbone, dim="full"):
-    return f"models/subencoder/{backbone}_{subencoder_dim_name(dim)}"
+def subencoder_model_dir(backbone, dim="full", seed="{seed}"):
+    """A SubEncoder's folder: one per backbone, output dimension and training seed."""
+    return f"models/subencoder/{backbone}_{_subenc_units.dim_name(dim)}/seed{seed}"
 
 
 def subencoder_model_config(backbone, dim_name):
@@ -62,25 +65,42 @@ def subencoder_model_config(backbone, dim_name):
             "max_tokens": model.get("max_tokens", 128)}
 
 
-def subencoder_train_config(backbone):
+def subencoder_train_config(backbone, seed):
+    """Training settings of one SubEncoder; ``seed`` is the model's own (its path's), not config["seed"]."""
     train = {k: v for k, v in SUBENCODER["train"].items() if k != "temperature"}
-    return {**train, "lr": SUBENC_BACKBONES[backbone]["lr"], "seed": config["seed"]}
+    return {**train, "lr": SUBENC_BACKBONES[backbone]["lr"], "seed": int(seed)}
 
 
-def subencoder_trained_results():
-    names = [f"subencoder_{b}_full" for b in SUBENC_BACKBONES]
-    if SUBENC_REDUCED:
-        names.append(f"subencoder_{SUBENC_FIRST}_d{SUBENC_REDUCED}")
-    return names
+def subencoder_unit_entries(table, seedset):
+    """Per (row, seed) evaluation files of a retrieval table over a seed set (multivec.subencoder.table_units)."""
+    return _subenc_units.unit_entries(table, list(SUBENC_BACKBONES), SUBENC_BASELINES, SUBENC_REDUCED,
+                                      model_seeds(seedset))
 
 
 def subencoder_table_inputs(wildcards):
-    base = [f"results/subencoder/retrieval/base_{b}_{s}.json" for b in SUBENC_BACKBONES
-            for s in SUBENCODER["evaluation"]["baselines"]]
-    trained = [f"results/subencoder/retrieval/{name}.json" for name in subencoder_trained_results()]
-    predicted = [f"results/subencoder/predicted/subencoder_{b}_full.json" for b in SUBENC_BACKBONES] \
-        if SUBENC_SEGMENTER else []
-    return {"base": base, "trained": trained, "predicted": predicted}
+    """Each retrieval table's unit file over the table seeds, and the evaluations of the first table seed
+    (what the tables show beside the statistics: dims, query counts, index sizes)."""
+    first = model_seeds("tables")[:1]
+    inputs = {"claims": claims_file()}
+    for table in SUBENC_RETRIEVAL_TABLES:
+        inputs[f"units_{table}"] = units_path(_subenc_units.stat_table_name(table), "tables")
+        inputs[f"evaluations_{table}"] = [e["path"] for e in _subenc_units.unit_entries(
+            table, list(SUBENC_BACKBONES), SUBENC_BASELINES, SUBENC_REDUCED, first)]
+    return inputs
+
+
+# The statistics layer's tables (rules/statistics_common.smk): rows and metrics as the unit files name them.
+for _table in ("table1", "table4", "table5", "table8"):
+    register_stat_table(_subenc_units.stat_table_name(_table), "subencoder",
+                        [s.row for s in _subenc_units.table_rows(_table, list(SUBENC_BACKBONES), SUBENC_BASELINES,
+                                                                  SUBENC_REDUCED or 64)],
+                        list(_subenc_units.TABLE_METRICS[_table]), built=_table in SUBENC_RETRIEVAL_TABLES)
+register_stat_table(_subenc_units.stat_table_name("table7"), "subencoder",
+                    [_subenc_units.table7_row(kind, split) for kind in SUBSEG["table7"]
+                     for split in SUBSEG["table7_splits"]], list(_subenc_units.TABLE7_METRICS))
+register_stat_table(_subenc_units.stat_table_name("table3"), "subencoder",
+                    [_subenc_units.subencoder_row(b) for b in SUBENC_BACKBONES], ["spearman_x100"],
+                    built=bool(SUBENC_CSTS))
 
 
 # Overlap audit (rules/audit.smk): the training sentences against PropSegment dev, where Table 1 evaluates.

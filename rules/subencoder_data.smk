@@ -126,27 +126,71 @@ rule subencoder_data_training:
         "../workflow/scripts/subencoder_data_training.py"
 
 
-rule subencoder_data_table7:
-    # Table 7: every segmenter of the DAG against PropSegment's human segmentations.
+rule subencoder_table7_scores:
+    # Table 7: every segmenter of the DAG against PropSegment's human segmentations, per sentence.
     input:
         unpack(subencoder_table7_inputs),
     output:
-        csv="results/subencoder_table7.csv",
-        md="results/subencoder_table7.md",
+        "results/subencoder/table7_scores.json",
     params:
         segmenter=SUBSEG,
         llm=config["subencoder"]["llm"],
         splits=SUBSEG["table7_splits"],
         max_sentences=SUBSEG.get("table7_max_sentences", 0),
+    log:
+        "logs/subencoder_data/table7_scores.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/table7_scores.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_data_table7_scores.py"
+
+
+rule units_subencoder_table7:
+    # Per-sentence match counts of Table 7 (segmenters are not trained: both seed sets are the same).
+    input:
+        scores="results/subencoder/table7_scores.json",
+    output:
+        units_path("subencoder_table7", "{seedset}"),
+    log:
+        "logs/subencoder_data/units_table7.{seedset}.log",
+    benchmark:
+        "benchmarks/rules/subencoder_data/units_table7.{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../workflow/scripts/subencoder_units.py"
+
+
+rule subencoder_data_table7:
+    # Table 7 with 95% CIs over sentences, the declared comparisons and the table's claims.
+    input:
+        scores="results/subencoder/table7_scores.json",
+        units=units_path("subencoder_table7", "tables"),
+        claims=claims_file(),
+    output:
+        csv=report("results/subencoder_table7.csv", caption="../workflow/report/subencoder_table7.rst",
+                   category=SUBENC_CATEGORY),
+        md=report("results/subencoder_table7.md", caption="../workflow/report/subencoder_table7.rst",
+                  category=SUBENC_CATEGORY),
+        tests="results/subencoder_table7_tests.csv",
+    params:
+        stat_table="subencoder_table7",
+        statistics=statistics_params(),
+        comparisons=table_comparisons("subencoder_table7"),
+        claims=claims_params(),
         scale_line=f"Scale: {config['scale']}; PropSegment v1 Wikipedia clusters, splits {', '.join(SUBSEG['table7_splits'])}.",
     log:
         "logs/subencoder_data/table7.log",
     benchmark:
         "benchmarks/rules/subencoder_data/table7.tsv"
-    threads: rule_resources("build")["threads"]
-    resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
     conda:
         "../envs/data.yaml"
     script:

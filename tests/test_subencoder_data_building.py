@@ -6,7 +6,7 @@ import pytest
 from multivec.io import MalformedInputError
 from multivec.subencoder.propsegment import attach_segmentations, read_clusters, tokens_in_spans
 from multivec.subencoder.segmentation import ClauseSegmenter, claims_as_lines, claims_as_target, segment_and_align
-from multivec.subencoder.segmentation_quality import evaluate, matched_count, table7_rows
+from multivec.subencoder.segmentation_quality import evaluate, matched_count, table7_rows, table7_scores
 from multivec.subencoder.sentence_pairs import SentencePair, cluster_pairs, read_pair_file
 from multivec.subencoder.training_data import SegmentedSentence, build_rows, split_dev, validate_row
 
@@ -179,8 +179,12 @@ def test_table7_rows_score_a_segmenter_and_keep_the_paper_reference_rows(tmp_pat
         def segment(self, texts):
             return [["Jolie signed on in April 2016"]]
 
-    rows = table7_rows({"test": sentences}, {"clause": Oracle()})
+    scores = table7_scores({"test": sentences}, {"clause": Oracle()})
+    assert scores[0]["sentences"] == [{"id": "c1:d1:0", "predicted": 1, "gold": 2, "matched_0.8": 1,
+                                       "matched_0.5": 1}]
+    rows = table7_rows(scores)
     ours = rows[0]
+    assert ours["row"] == "clause segmenter, test" and ours["system"] == "oracle"
     assert ours["p_0.8"] == 100.0 and ours["r_0.8"] == 50.0 and ours["stand_in"] is True
     assert ours["paper_p_0.8"] is None  # a stand-in is never given the paper's numbers
     paper = [r for r in rows if r["kind"] == "paper"]

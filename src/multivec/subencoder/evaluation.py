@@ -11,6 +11,10 @@ Sentences are encoded whole (up to the encoder's position limit), whatever the t
 
 Each sentence is forwarded once for all its propositions (``SubEncoder.encode``), except for the
 ``full_mask`` and ``token_subset`` baselines, which need one forward per proposition by definition.
+
+Every level's metrics are also kept per query (``per_query``: the query ids, ``query_unit_id``, and each
+metric's per-query values ×100), the evaluation units of the bootstrap CIs and paired tests; the summary
+numbers are their means.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ import torch
 
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.retrieval_set import Proposition, RetrievalSet
-from multivec.subencoder.retrieval_metrics import retrieval_metrics
+from multivec.subencoder.retrieval_metrics import mean_metrics, per_query_metrics
+
+
+LEVELS = ("proposition", "sentence", "document")
 
 
 def encode_propositions(model: SubEncoder, sentences: dict[tuple[str, int], str],
@@ -49,6 +56,13 @@ def proposition_spans(rs: RetrievalSet, props: Sequence[Proposition]):
     return [(p.sentence_key, rs.char_spans(p)) for p in props]
 
 
+def query_unit_id(rs: RetrievalSet, row: int) -> str:
+    """The evaluation-unit id of query ``row`` of ``rs``: its row and its sentence (document:sentence). A
+    segmenter-predicted query (Table 8) keeps the id of the gold query it stands in for, so both pair up."""
+    query = rs.queries[row]
+    return f"q{row}:{query.document_id}:{query.sentence_index}"
+
+
 def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooling", batch_size: int = 32,
              queries: Sequence[Proposition] | None = None, query_rows: Sequence[int] | None = None
              ) -> dict[str, Any]:
@@ -70,7 +84,8 @@ def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooli
     own = [candidate_index.get(prop) for prop in query_props]  # the query itself, when it is a candidate
     results: dict[str, Any] = {"queries": len(rows), "candidates": len(rs.candidates),
                                "dim": int(candidates.shape[1])}
-    results["proposition"] = retrieval_metrics(query_vectors, candidates, gold, own)
+    per_query = {"units": [query_unit_id(rs, r) for r in rows]}
+    per_query["proposition"] = per_query_metrics(query_vectors, candidates, gold, own)
     by_document: dict[str, list[int]] = {}
     for i, cand in enumerate(rs.candidates):
         by_document.setdefault(cand.document_id, []).append(i)
@@ -79,11 +94,14 @@ def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooli
         units = {key: i for i, key in enumerate(dict.fromkeys(unit_key(c) for c in rs.candidates))}
         unit_of = [units[unit_key(c)] for c in rs.candidates]
         unit_gold = [{unit_of[g] for g in gold_set} for gold_set in gold]
-        results[level] = retrieval_metrics(query_vectors, candidates, unit_gold, excluded, unit_of, len(units))
+        per_query[level] = per_query_metrics(query_vectors, candidates, unit_gold, excluded, unit_of, len(units))
         results[f"{level}_units"] = len(units)
+    for level in LEVELS:
+        results[level] = mean_metrics(per_query[level])
     vectors_per_sentence = len(rs.candidates) / max(1, len({c.sentence_key for c in rs.candidates}))
     results["index"] = {"vectors_per_sentence": round(vectors_per_sentence, 3),
                         "bytes_per_vector_fp32": 4 * int(candidates.shape[1])}
+    results["per_query"] = per_query
     return results
 
 

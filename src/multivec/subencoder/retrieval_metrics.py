@@ -3,12 +3,16 @@ precision@1 (the top-1 result is gold) and recall@k = |gold ∩ top-k| / |gold|,
 ×100. Units may be propositions (Table 1) or the sentences/documents that hold them (Table 4: a unit's
 score is the max over its propositions, the top k UNIQUE units are returned). The query itself is removed
 from its own ranking.
+
+Each query's own values are kept (``per_query_metrics``): the statistics layer's bootstrap CIs and paired
+tests resample queries (``multivec.subencoder.table_units``); the table's number is their mean.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import torch
 
 KS = (5, 10, 20)
@@ -42,11 +46,12 @@ def query_metrics(ranking: Sequence[int], gold: set[int], ks: Sequence[int] = KS
     return out
 
 
-def retrieval_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor, gold: Sequence[set[int]],
+def per_query_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor, gold: Sequence[set[int]],
                       query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
-                      n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, float]:
-    """Mean P@1 and R@k ×100 over queries, ranking by cosine similarity. ``gold`` holds unit indices;
-    ``query_index[q]``: the candidate(s) left out of query q's ranking (itself; None: none)."""
+                      n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, list[float]]:
+    """Each query's P@1 and R@k ×100 (the evaluation units of the statistics layer), ranking by cosine
+    similarity. ``gold`` holds unit indices; ``query_index[q]``: the candidate(s) left out of query q's
+    ranking (itself; None: none)."""
     if len(gold) != query_vectors.shape[0] or len(query_index) != query_vectors.shape[0]:
         raise ValueError(f"{query_vectors.shape[0]} queries but {len(gold)} gold sets and "
                          f"{len(query_index)} query indices")
@@ -57,9 +62,21 @@ def retrieval_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tens
     q = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
     c = torch.nn.functional.normalize(candidate_vectors.float(), dim=-1)
     scores = q @ c.T
-    totals: dict[str, float] = {}
+    per_query: dict[str, list[float]] = {}
     for row, (gold_set, own) in enumerate(zip(gold, query_index)):
         ranking = rank_units(scores[row], unit_of, n_units, own, max(ks))
         for name, value in query_metrics(ranking, gold_set, ks).items():
-            totals[name] = totals.get(name, 0.0) + value
-    return {name: 100 * value / len(gold) for name, value in totals.items()}
+            per_query.setdefault(name, []).append(100 * value)
+    return per_query
+
+
+def mean_metrics(per_query: dict[str, Sequence[float]]) -> dict[str, float]:
+    """The table's numbers: each metric's mean over queries of ``per_query_metrics``."""
+    return {name: float(np.mean(values)) for name, values in per_query.items()}
+
+
+def retrieval_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor, gold: Sequence[set[int]],
+                      query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
+                      n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, float]:
+    """Mean P@1 and R@k ×100 over queries (``per_query_metrics`` averaged)."""
+    return mean_metrics(per_query_metrics(query_vectors, candidate_vectors, gold, query_index, unit_of, n_units, ks))

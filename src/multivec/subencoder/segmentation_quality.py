@@ -87,7 +87,7 @@ PAPER_COLUMNS = ("paper_p_0.8", "paper_r_0.8", "paper_f1_0.8", "paper_p_0.5", "p
 # The paper's systems as our segmenter kinds compute them (paper scale), for the paper_* columns.
 PAPER_ROW_OF_KIND = {"llm": "GPT-3.5-turbo", "seq2seq": "T5-Large (w/ GPT3.5 training data)"}
 OUR_COLUMNS = ("p_0.8", "r_0.8", "f1_0.8", "p_0.5", "r_0.5", "f1_0.5")
-TABLE7_COLUMNS = ["system", "kind", "stand_in", "split", "sentences", "predicted", "gold", *OUR_COLUMNS,
+TABLE7_COLUMNS = ["row", "system", "kind", "stand_in", "split", "sentences", "predicted", "gold", *OUR_COLUMNS,
                   *PAPER_COLUMNS]
 
 
@@ -106,51 +106,90 @@ def predicted_token_sets(sentences, segmenter) -> tuple[list[list[frozenset[int]
                        "unaligned_claims": counts.propositions_unaligned}
 
 
-def table7_rows(splits: dict, segmenters: dict) -> list[dict]:
-    """Our rows (one per segmenter kind and split) then the paper's reference rows.
+def sentence_scores(sentences, predicted: Sequence[Sequence[frozenset[int]]],
+                    thetas: Sequence[float] = (0.8, 0.5)) -> list[dict]:
+    """Per-sentence counts (the evaluation units of Table 7's CIs): ``{"id", "predicted", "gold",
+    "matched_<theta>"}``; summed over sentences they give ``evaluate``'s micro P/R/F1."""
+    if len(predicted) != len(sentences):
+        raise ValueError(f"{len(predicted)} predicted sentences but {len(sentences)} gold ones")
+    return [{"id": s.key, "predicted": len(p), "gold": len(s.propositions),
+             **{f"matched_{theta}": matched_count(list(p), list(s.propositions), theta) for theta in thetas}}
+            for s, p in zip(sentences, predicted)]
 
-    ``splits``: split name -> PropSegment sentences with a human segmentation; ``segmenters``:
-    kind -> segmenter. Paper values fill ``paper_*`` of the row computing the same system
-    (the LLM and the distilled T5 at paper scale); the fine-tuned systems of Chen et al. are
-    reference rows with our columns empty.
-    """
-    rows = []
+
+def prf_of(scores: Sequence[dict], theta: float) -> PRF:
+    """Micro P/R/F1 at ``theta`` of per-sentence counts (``sentence_scores``)."""
+    matched = sum(s[f"matched_{theta}"] for s in scores)
+    return PRF(matched, sum(s["predicted"] for s in scores), matched, sum(s["gold"] for s in scores))
+
+
+def table7_scores(splits: dict, segmenters: dict) -> list[dict]:
+    """Every segmenter kind on every split, per sentence: ``{"system", "kind", "stand_in", "split",
+    "sentences": sentence_scores}``. ``splits``: split name -> PropSegment sentences with a human
+    segmentation; ``segmenters``: kind -> segmenter."""
+    out = []
     for kind, segmenter in segmenters.items():
-        paper = PAPER_TABLE7.get(PAPER_ROW_OF_KIND.get(kind) if not segmenter.stand_in else None)
         for split, sentences in splits.items():
             predicted, _ = predicted_token_sets(sentences, segmenter)
-            scores = evaluate(predicted, [s.propositions for s in sentences])
-            ours = []
-            for theta in (0.8, 0.5):
-                ours += [round(scores[theta].precision, 2), round(scores[theta].recall, 2), round(scores[theta].f1, 2)]
-            rows.append({"system": segmenter.name, "kind": kind, "stand_in": segmenter.stand_in, "split": split,
-                         "sentences": len(sentences), "predicted": scores[0.8].predicted, "gold": scores[0.8].gold,
-                         **dict(zip(OUR_COLUMNS, ours)),
-                         **dict(zip(PAPER_COLUMNS, paper if paper else [None] * 6))})
-    computed = {PAPER_ROW_OF_KIND.get(k) for k, s in segmenters.items() if not s.stand_in}
+            out.append({"system": segmenter.name, "kind": kind, "stand_in": bool(segmenter.stand_in),
+                        "split": split, "sentences": sentence_scores(sentences, predicted)})
+    return out
+
+
+def table7_rows(scores: Sequence[dict]) -> list[dict]:
+    """Our rows (one per segmenter kind and split, from ``table7_scores``) then the paper's reference rows.
+
+    Paper values fill ``paper_*`` of the row computing the same system (the LLM and the distilled T5 at
+    paper scale); the fine-tuned systems of Chen et al. are reference rows with our columns empty. ``row``
+    is the statistics layer's row name (``table_units.table7_row``).
+    """
+    from multivec.subencoder.table_units import table7_row
+
+    rows = []
+    for entry in scores:
+        paper = PAPER_TABLE7.get(PAPER_ROW_OF_KIND.get(entry["kind"]) if not entry["stand_in"] else None)
+        ours = []
+        for theta in (0.8, 0.5):
+            prf = prf_of(entry["sentences"], theta)
+            ours += [round(prf.precision, 2), round(prf.recall, 2), round(prf.f1, 2)]
+        rows.append({"row": table7_row(entry["kind"], entry["split"]), "system": entry["system"],
+                     "kind": entry["kind"], "stand_in": entry["stand_in"], "split": entry["split"],
+                     "sentences": len(entry["sentences"]), "predicted": prf_of(entry["sentences"], 0.8).predicted,
+                     "gold": prf_of(entry["sentences"], 0.8).gold, **dict(zip(OUR_COLUMNS, ours)),
+                     **dict(zip(PAPER_COLUMNS, paper if paper else [None] * 6))})
+    computed = {PAPER_ROW_OF_KIND.get(e["kind"]) for e in scores if not e["stand_in"]}
     for system, values in PAPER_TABLE7.items():
         if system in computed:
             continue
-        rows.append({"system": f"{system} [paper only]", "kind": "paper", "stand_in": False, "split": "as published",
-                     "sentences": None, "predicted": None, "gold": None, **dict.fromkeys(OUR_COLUMNS),
-                     **dict(zip(PAPER_COLUMNS, values))})
+        rows.append({"row": f"{system} [paper only]", "system": f"{system} [paper only]", "kind": "paper",
+                     "stand_in": False, "split": "as published", "sentences": None, "predicted": None, "gold": None,
+                     **dict.fromkeys(OUR_COLUMNS), **dict(zip(PAPER_COLUMNS, values))})
     return rows
 
 
-def table7_markdown(rows: list[dict], scale_line: str) -> str:
-    def cell(v):
-        if v is None:
-            return ""
-        return f"{v:.2f}" if isinstance(v, float) else str(v)
+def table7_markdown(table, scale_line: str, sections: Sequence[str] = ()) -> str:
+    """Table 7 as Markdown: ``table`` (a frame of ``TABLE7_COLUMNS``, with ``<metric>_lo/_hi/_sd`` beside
+    our metrics once the statistics are added) with compact ``mean [lo, hi]`` cells, then ``sections``
+    (the paired comparisons and the claims' verdicts)."""
+    from multivec.subencoder.tables import markdown_table
 
     lines = ["# Sub-sentence encoder Table 7: proposition segmentation vs PropSegment", "", scale_line.strip(), "",
              "Jaccard-matched precision / recall / F1 (x100) at theta = 0.8 and 0.5, one-to-one matching per "
              "sentence, micro-averaged (Chen et al. 2023, PropSegmEnt). Claims are aligned to the sentence "
-             "with App. A.3 before matching. paper_*: Table 7 of Chen et al. 2023 (Sub-sentence encoder), "
-             "zero-shot on PropSegment; `[paper only]` rows are systems we do not run. Rows with "
+             "with App. A.3 before matching. [lo, hi]: 95% bootstrap CI over sentences (segmenters are not "
+             "trained here, so there is no seed SD). paper_*: Table 7 of Chen et al. 2023 (Sub-sentence "
+             "encoder), zero-shot on PropSegment; `[paper only]` rows are systems we do not run. Rows with "
              "stand_in = True are the demo's offline stand-in, not the paper's segmenter.", ""]
-    lines.append("| " + " | ".join(TABLE7_COLUMNS) + " |")
-    lines.append("|" + "|".join("---" for _ in TABLE7_COLUMNS) + "|")
-    for row in rows:
-        lines.append("| " + " | ".join(cell(row[c]) for c in TABLE7_COLUMNS) + " |")
+    lines += markdown_table(table, OUR_COLUMNS)
+    if sections:
+        lines += ["", *sections]
     return "\n".join(lines) + "\n"
+
+
+def table7_frame(scores: Sequence[dict]):
+    """Table 7 (``TABLE7_COLUMNS``) from ``table7_scores``: our rows then the paper's reference rows."""
+    import pandas as pd
+
+    table = pd.DataFrame(table7_rows(scores), columns=TABLE7_COLUMNS)
+    table[["sentences", "predicted", "gold"]] = table[["sentences", "predicted", "gold"]].astype("Int64")
+    return table

@@ -7,7 +7,11 @@ paper's live only in the ``paper_*`` columns, copied from the paper's text (``PA
 - Table 4 (§5.2): sentence- and document-level retrieval, P@1 and R@5.
 - Table 5 (§5.4): the SubEncoder with a reduced output dimension (64) against the full one, P@1 and R@5.
 - Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (Jaccard > 0.8 with a gold
-  one) against the same queries' gold propositions.
+  one) against the same queries' gold propositions, one row each.
+
+Every metric column gets its 95% bootstrap CI over queries and its seed-to-seed SD (``<metric>_lo``,
+``_hi``, ``_sd``, ``n_seeds``; ``multivec.statistics``); the Markdown shows them as ``mean [lo, hi] ±sd``
+and ends with the declared paired comparisons and the verdicts of the table's claims.
 Each Markdown file ends with an index-size line: vectors per sentence and bytes per vector (float32) at
 the full and the reduced dimension.
 """
@@ -153,18 +157,18 @@ def table5(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 
 def table8(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """``rows``: ``{"row", "segmenter", "paper_row", "gold": evaluation JSON, "predicted": evaluation JSON}``;
-    both JSONs over the same matched queries."""
+    """``rows``: ``{"row", "queries": gold | predicted, "segmenter", "paper_row", "result": that part of the
+    Table 8 evaluation JSON, "all_queries"}``; a SubEncoder's gold and predicted rows score the same matched
+    queries (its predicted row's P@1 against its gold row's is the paired comparison)."""
     records = []
     for row in rows:
-        gold, pred = row["gold"]["proposition"], row["predicted"]["proposition"]
-        paper = _paper(PAPER_TABLE8, row.get("paper_row"), 4)
-        records.append({"row": row["row"], "segmenter": row["segmenter"], "P@1_gold": _round(gold["p@1"]),
-                        "P@1_predicted": _round(pred["p@1"]), "R@5_gold": _round(gold["r@5"]),
-                        "R@5_predicted": _round(pred["r@5"]), "matched_queries": row["predicted"]["queries"],
-                        "all_queries": row.get("all_queries"), "paper_row": row.get("paper_row") or "",
-                        "paper_P@1_gold": paper[0], "paper_P@1_predicted": paper[1], "paper_R@5_gold": paper[2],
-                        "paper_R@5_predicted": paper[3]})
+        prop, paper = row["result"]["proposition"], _paper(PAPER_TABLE8, row.get("paper_row"), 4)
+        predicted = row["queries"] == "predicted"
+        records.append({"row": row["row"], "queries": row["queries"], "segmenter": row["segmenter"],
+                        "P@1": _round(prop["p@1"]), "R@5": _round(prop["r@5"]),
+                        "matched_queries": row["result"]["queries"], "all_queries": row.get("all_queries"),
+                        "paper_row": row.get("paper_row") or "", "paper_P@1": paper[1 if predicted else 0],
+                        "paper_R@5": paper[3 if predicted else 2]})
     return pd.DataFrame.from_records(records)
 
 
@@ -176,21 +180,108 @@ def index_size_line(vectors_per_sentence: float, full_dim: int, reduced_dim: int
     return "".join(parts) + "."
 
 
-def markdown(df: pd.DataFrame, title: str, notes: Sequence[str]) -> str:
-    def cell(value) -> str:
-        if value is None or (not isinstance(value, str) and pd.isna(value)):
-            return ""
-        return f"{value:.2f}" if isinstance(value, float) else str(value)
+STAT_SUFFIXES = ("_lo", "_hi", "_sd")
 
-    lines = [f"# {title}", "", "| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    for record in df.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in record) + " |")
+
+def markdown_cell(value) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def markdown_table(df: pd.DataFrame, metrics: Sequence[str] = ()) -> list[str]:
+    """Markdown table lines of ``df``. Each of ``metrics`` that has ``_lo``/``_hi``/``_sd`` columns
+    (``TableStatistics.add_columns``) is one compact cell ``mean [lo, hi] ±sd`` (``format_estimate``;
+    no ± for a single seed), and those columns are not shown on their own."""
+    from multivec.statistics import format_estimate
+
+    with_stats = [m for m in metrics if f"{m}_lo" in df.columns]
+    hidden = {f"{m}{suffix}" for m in with_stats for suffix in STAT_SUFFIXES}
+    shown = [c for c in df.columns if c not in hidden]
+    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+    for record in df.to_dict("records"):
+        cells = []
+        for column in shown:
+            if column in with_stats:
+                def value(key):
+                    v = record.get(key)
+                    return None if v is None or pd.isna(v) else float(v)
+                cells.append(format_estimate(value(column), value(f"{column}_lo"), value(f"{column}_hi"),
+                                             value(f"{column}_sd")))
+            else:
+                cells.append(markdown_cell(record[column]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(df: pd.DataFrame, title: str, notes: Sequence[str], metrics: Sequence[str] = (),
+             sections: Sequence[str] = ()) -> str:
+    """The table's Markdown: title, table (``markdown_table``), notes, the paper source, then ``sections``
+    (lines: the paired comparisons and the claims' verdicts)."""
+    lines = [f"# {title}", "", *markdown_table(df, metrics)]
     lines += ["", *[f"{note}" for note in notes], "", f"Paper columns: {PAPER_SOURCE}."]
+    if sections:
+        lines += ["", *sections]
     return "\n".join(lines) + "\n"
 
 
 def write_table(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, title: str,
-                notes: Sequence[str]) -> None:
+                notes: Sequence[str], metrics: Sequence[str] = (), sections: Sequence[str] = ()) -> None:
     Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv_path, index=False)
-    Path(md_path).write_text(markdown(df, title, notes))
+    Path(md_path).write_text(markdown(df, title, notes, metrics, sections))
+
+
+def retrieval_table_frame(table: str, backbones: Sequence[dict[str, Any]], baselines: Sequence[str],
+                          reduced_dim: int | None, paper_table5_row: str | None, seed: int,
+                          read=None) -> pd.DataFrame:
+    """Table 1, 4, 5 or 8 from the evaluation JSONs of one training seed (``seed``; untrained rows have one),
+    rows as ``table_units.table_rows`` names them. The metric columns are that seed's; ``add_statistics``
+    replaces them by the seed means over the table's seeds."""
+    from multivec.io import read_json
+    from multivec.subencoder.table_units import evaluation_path, table_rows
+
+    read = read or read_json
+    config = {b["name"]: b for b in backbones}
+    sources = table_rows(table, [b["name"] for b in backbones], baselines, reduced_dim)
+    results = {s.row: read(evaluation_path(s, seed)) for s in sources}
+    if table == "table1":
+        return table1([{"row": s.row, "kind": "subencoder" if s.trained else "base",
+                        "strategy": "mask_pooling" if s.trained else s.variant,
+                        "paper_row": config[s.backbone].get("paper_row" if s.trained else "paper_base_row"),
+                        "result": results[s.row]} for s in sources])
+    if table == "table4":
+        return table4([{"row": s.row, "kind": "subencoder" if s.trained else "base", "strategy": "mask_pooling",
+                        "paper_row": config[s.backbone].get("paper_table4_row") if s.trained else None,
+                        "result": results[s.row]} for s in sources])
+    if table == "table5":
+        return table5([{"row": s.row, "result": results[s.row], "paper_row": paper_table5_row,
+                        "paper_dim": results[s.row]["dim"] if paper_table5_row else None} for s in sources])
+    if table == "table8":
+        return table8([{"row": s.row, "queries": s.variant, "segmenter": results[s.row]["segmenter"],
+                        "paper_row": config[s.backbone].get("paper_table8_row"),
+                        "result": results[s.row][s.variant], "all_queries": results[s.row]["all_queries"]}
+                       for s in sources])
+    raise ValueError(f"unknown retrieval table {table!r}")
+
+
+def add_statistics(df: pd.DataFrame, units_path: str | os.PathLike, metrics: Sequence[str],
+                   statistics: dict[str, Any], comparisons: Sequence[dict[str, Any]] | None):
+    """``df`` with each metric replaced by its seed mean (2 decimals) and followed by its CI and seed SD
+    (``TableStatistics.add_columns``), ``n_seeds``; and the ``TableStatistics`` (the comparisons' tests).
+    ``statistics``: the configuration's alpha, confidence, bootstrap_resamples, permutation_resamples.
+    Table 5's ``delta_*`` columns are recomputed from the seed means."""
+    from multivec.statistics import read_units, table_statistics
+
+    stats = table_statistics(read_units(units_path), comparisons, alpha=statistics["alpha"],
+                             confidence=statistics["confidence"], n_resamples=statistics["bootstrap_resamples"],
+                             n_permutations=statistics["permutation_resamples"])
+    out = stats.add_columns(df, "row", metrics)
+    for metric in metrics:
+        for suffix in ("", *STAT_SUFFIXES):
+            out[f"{metric}{suffix}"] = out[f"{metric}{suffix}"].astype(float).round(2)
+        if f"delta_{metric}" in out.columns:
+            out[f"delta_{metric}"] = (out[metric] - out[metric].iloc[0]).round(2)
+    out["n_seeds"] = out["n_seeds"].astype("Int64")
+    return out, stats
+
