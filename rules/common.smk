@@ -45,18 +45,21 @@ def task_dir(task):
     return f"data/built/tasks/{task}"
 
 
-def model_dir(row_name):
-    """Folder of a trained row's model, named by objective, ratio and variant."""
+SEED_PATTERN = "[0-9]+"  # a training seed in a path: models/.../seed<seed>/
+
+
+def model_dir(row_name, seed):
+    """Folder of a trained row's model at one training seed, named by objective, ratio and variant."""
     row = ROWS[row_name]
     if row["kind"] == "nugget":
-        return f"models/nugget/{row['objective']}_r{row['ratio']}"
+        return f"models/nugget/{row['objective']}_r{row['ratio']}/seed{seed}"
     if row["kind"] == "tsdae":
-        return f"models/tsdae/{row['objective']}"
+        return f"models/tsdae/{row['objective']}/seed{seed}"
     raise ValueError(f"row {row_name!r} of kind {row['kind']!r} is not trained")
 
 
-def model_files(row_name):
-    d = model_dir(row_name)
+def model_files(row_name, seed):
+    d = model_dir(row_name, seed)
     return {
         "weights": f"{d}/model.safetensors",
         "config": f"{d}/config.json",
@@ -69,32 +72,51 @@ def trained_row_names():
     return [name for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS]
 
 
-def encodings_dir(row_name, task):
-    """A trained row has its own encodings; ColBART and mean-pooled rows share the base encoder's."""
-    encoder = row_name if ROWS[row_name]["kind"] in TRAINED_KINDS else BASE_ENCODINGS
+def row_run(row_name, seed=None):
+    """One evaluation run of a Table 2 row: a trained row at one seed (`<row>/seed<seed>`), else the row."""
+    return f"{row_name}/seed{seed}" if ROWS[row_name]["kind"] in TRAINED_KINDS else row_name
+
+
+def parse_run(run):
+    """(row name, seed or None) of a `row_run`."""
+    trained = re.fullmatch(r"(.+)/seed([0-9]+)", run)
+    return (trained.group(1), int(trained.group(2))) if trained else (run, None)
+
+
+def table2_runs(seeds):
+    """Every run of Table 2's rows: trained rows once per seed, the others once."""
+    return [row_run(name, seed) for name, row in ROWS.items()
+            for seed in (seeds if row["kind"] in TRAINED_KINDS else [None])]
+
+
+def encodings_dir(run, task):
+    """A trained row has its own encodings per seed; ColBART and mean-pooled rows share the base encoder's."""
+    row, _ = parse_run(run)
+    encoder = run if ROWS[row]["kind"] in TRAINED_KINDS else BASE_ENCODINGS
     return f"data/encodings/{encoder}/{task}"
 
 
 def evaluation_inputs(wildcards):
-    """A row's ranking needs the task and, unless it is BM25, the row's encodings."""
+    """A run's ranking needs the task and, unless it is BM25, the run's encodings."""
     inputs = {
         "docs": f"{task_dir(wildcards.task)}/docs.txt",
         "task": f"{task_dir(wildcards.task)}/task.jsonl",
     }
-    if ROWS[wildcards.row]["kind"] != "bm25":
-        inputs["encodings"] = encodings_dir(wildcards.row, wildcards.task)
+    if ROWS[parse_run(wildcards.run)[0]]["kind"] != "bm25":
+        inputs["encodings"] = encodings_dir(wildcards.run, wildcards.task)
     return inputs
 
 
 def encoding_inputs(wildcards):
-    """Encoding a task needs the task and, for a trained row, its model."""
+    """Encoding a task needs the task and, for a trained row's run, its model."""
     inputs = {
         "docs": f"{task_dir(wildcards.task)}/docs.txt",
         "task": f"{task_dir(wildcards.task)}/task.jsonl",
     }
     if wildcards.encoder != BASE_ENCODINGS:
-        inputs.update(model_files(wildcards.encoder))
-        if shares_frozen_bottom(wildcards.encoder):
+        row, seed = parse_run(wildcards.encoder)
+        inputs.update(model_files(row, seed))
+        if shares_frozen_bottom(row):
             inputs["frozen_bottom"] = frozen_bottom_dir(wildcards.task)
     return inputs
 
@@ -120,8 +142,16 @@ def frozen_bottom_config():
     return {key: settings[key] for key in ("encoder", "architecture", "src_lang", "scorer_layer", "seed")}
 
 
-def table2_evaluations():
-    return expand("results/table2/{row}/{task}.json", row=list(ROWS), task=TASKS)
+def table2_evaluations(seeds, suffix="json"):
+    """Every run's evaluation file (`json`: MRR; `rankings.jsonl`: per query) over these training seeds."""
+    return expand("results/table2/{run}/{task}.{suffix}", run=table2_runs(seeds), task=TASKS, suffix=suffix)
+
+
+def table2_ranking_files(seeds):
+    """(rankings file, row, seed, task) of every Table 2 run over these seeds (units_table2's inputs)."""
+    return [(f"results/table2/{row_run(name, seed)}/{task}.rankings.jsonl", name, seed, task)
+            for name, row in ROWS.items() for seed in (seeds if row["kind"] in TRAINED_KINDS else [None])
+            for task in TASKS]
 
 
 def rule_resources(family):
@@ -171,26 +201,32 @@ def rr_task_inputs(wildcards):
     return SOURCE_FILES[config["table2"]["rr"]["source"]]
 
 
-def nugget_model_config(objective, ratio):
-    """NuggetConfig fields for one NUGGET row: the shared `nugget` block + objective and ratio."""
-    return {**config["nugget"], "objective": objective, "ratio": ratio, "seed": config["seed"]}
+def training_seed(seed):
+    """A model's training seed: the path's `seed<seed>`, or the data seed `seed` where none is given."""
+    return config["seed"] if seed is None else int(seed)
 
 
-def train_config():
-    """TrainConfig fields: the `train` block with the run's seed."""
-    return {**config["train"], "seed": config["seed"]}
+def nugget_model_config(objective, ratio, seed=None):
+    """NuggetConfig fields for one NUGGET row: the shared `nugget` block + objective, ratio and training seed."""
+    return {**config["nugget"], "objective": objective, "ratio": ratio, "seed": training_seed(seed)}
 
 
-def tsdae_model_config(objective):
+def train_config(seed=None):
+    """TrainConfig fields: the `train` block with the model's training seed."""
+    return {**config["train"], "seed": training_seed(seed)}
+
+
+def tsdae_model_config(objective, seed=None):
     """TSDAE: the same encoder-decoder with a single mean-pooled vector and deletion noise."""
-    settings = nugget_model_config(objective, 1.0)
+    settings = nugget_model_config(objective, 1.0, seed)
     settings.update(bottleneck="mean", residual=False, feedback=False, frozen_layers=-1,
                     noise_deletion=config["tsdae"]["noise_deletion"])
     return settings
 
 
-ENCODER_PATTERN = "|".join(re.escape(n) for n in [BASE_ENCODINGS, *trained_row_names()])
-ROW_PATTERN = "|".join(re.escape(n) for n in ROWS)
+_TRAINED_RUN = "(?:" + "|".join(re.escape(n) for n in trained_row_names()) + f")/seed{SEED_PATTERN}"
+ENCODER_PATTERN = f"{re.escape(BASE_ENCODINGS)}|{_TRAINED_RUN}"
+RUN_PATTERN = "|".join([_TRAINED_RUN, *(re.escape(n) for n in ROWS if n not in trained_row_names())])
 
 
 # Overlap audit (rules/audit.smk): every training corpus x every evaluation task the DAG builds.
@@ -215,13 +251,13 @@ LONG_RATIOS = [str(r) for r in config["nugget_analysis"]["ratios"]]
 LONG_OBJECTIVES = config["nugget_analysis"]["objectives"]
 
 
-def long_model_dir(objective, ratio):
-    """Folder of a longer-trained model; ratio "0" is the one-vector (mean bottleneck) model."""
-    return f"models/nugget_long/{objective}_r{ratio}"
+def long_model_dir(objective, ratio, seed):
+    """Folder of a longer-trained model at one training seed; ratio "0" is the one-vector (mean bottleneck) model."""
+    return f"models/nugget_long/{objective}_r{ratio}/seed{seed}"
 
 
-def long_model_files(objective, ratio):
-    d = long_model_dir(objective, ratio)
+def long_model_files(objective, ratio, seed):
+    d = long_model_dir(objective, ratio, seed)
     return {
         "weights": f"{d}/model.safetensors",
         "config": f"{d}/config.json",
@@ -230,15 +266,42 @@ def long_model_files(objective, ratio):
     }
 
 
-def long_model_config(objective, ratio):
+def long_model_config(objective, ratio, seed=None):
     """NuggetConfig fields of a longer-trained model: Table 2's row config + `nugget_analysis.model`
     + `nugget_analysis.model_by_objective[objective]`."""
     r = float(ratio)
-    base = tsdae_model_config(objective) if r == 0 else nugget_model_config(objective, r)
+    base = tsdae_model_config(objective, seed) if r == 0 else nugget_model_config(objective, r, seed)
     analysis = config["nugget_analysis"]
     return {**base, **analysis["model"], **analysis.get("model_by_objective", {}).get(objective, {})}
 
 
-def long_train_config():
+def long_train_config(seed=None):
     """TrainConfig fields of the longer-trained models: `train` + `nugget_analysis.train`."""
-    return {**train_config(), **config["nugget_analysis"]["train"]}
+    return {**train_config(seed), **config["nugget_analysis"]["train"]}
+
+
+def long_rows():
+    """Fig. 4's rows, `<objective>_r<ratio>`, as its unit file names them."""
+    return [f"{o}_r{r}" for o in LONG_OBJECTIVES for r in LONG_RATIOS]
+
+
+def fig4_hypothesis_files(seeds):
+    """(decoded dev documents JSONL, row, seed, objective) of every Fig. 4 model over these seeds."""
+    return [(f"results/nugget_analysis/bleu/{o}_r{r}/seed{seed}.jsonl", f"{o}_r{r}", seed, o)
+            for o in LONG_OBJECTIVES for r in LONG_RATIOS for seed in seeds]
+
+
+def fig5_document_files(seeds, ratio):
+    """(per-document selections JSONL, row = objective, seed) of Fig. 5's models (at `ratio`) over these seeds."""
+    return [(f"results/nugget_analysis/selected_tokens/{o}_r{ratio}/seed{seed}.jsonl", o, seed)
+            for o in LONG_OBJECTIVES for seed in seeds]
+
+
+# Raw eq. 9 gains of one document length, from the AE model of one training seed (rules/nugget_gain.smk).
+GAIN_FILE = "results/nugget_analysis/probability_gain/seed{seed}/len{length}.safetensors"
+
+
+def gain_files(seeds, lengths):
+    """(gains file, row = len<L>, seed) of every document length over these seeds (units_nugget_fig7_8)."""
+    return [(GAIN_FILE.format(seed=seed, length=length), f"len{length}", seed) for length in lengths for seed in seeds]
+

@@ -1,5 +1,6 @@
 # NUGGET (Qin & Van Durme 2023) and its TSDAE baseline: one rule trains one model.
-# Training resumes from <model>/checkpoint/ if a previous run was killed.
+# Training resumes from <model>/checkpoint/ if a previous run was killed. Every model is trained at
+# one training seed ({seed}: statistics.seeds), which sits in its folder and its model/train config.
 
 
 rule train_nugget:
@@ -7,20 +8,21 @@ rule train_nugget:
         train=lambda wc: corpus(wc.objective, "train"),
         dev=lambda wc: corpus(wc.objective, "dev"),
     output:
-        weights="models/nugget/{objective}_r{ratio}/model.safetensors",
-        config="models/nugget/{objective}_r{ratio}/config.json",
-        summary="models/nugget/{objective}_r{ratio}/training_summary.json",
-        metrics="models/nugget/{objective}_r{ratio}/metrics.csv",
+        weights="models/nugget/{objective}_r{ratio}/seed{seed}/model.safetensors",
+        config="models/nugget/{objective}_r{ratio}/seed{seed}/config.json",
+        summary="models/nugget/{objective}_r{ratio}/seed{seed}/training_summary.json",
+        metrics="models/nugget/{objective}_r{ratio}/seed{seed}/metrics.csv",
     params:
-        model=lambda wc: nugget_model_config(wc.objective, float(wc.ratio)),
-        train=train_config(),
+        model=lambda wc: nugget_model_config(wc.objective, float(wc.ratio), wc.seed),
+        train=lambda wc: train_config(wc.seed),
     log:
-        "logs/train/nugget_{objective}_r{ratio}.log",
+        "logs/train/nugget_{objective}_r{ratio}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/nugget_{objective}_r{ratio}.tsv"
+        "benchmarks/rules/train/nugget_{objective}_r{ratio}_seed{seed}.tsv"
     wildcard_constraints:
         objective="ae|mt",
         ratio="[0-9.]+",
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -37,19 +39,20 @@ rule train_tsdae:
         train=lambda wc: corpus(wc.objective, "train"),
         dev=lambda wc: corpus(wc.objective, "dev"),
     output:
-        weights="models/tsdae/{objective}/model.safetensors",
-        config="models/tsdae/{objective}/config.json",
-        summary="models/tsdae/{objective}/training_summary.json",
-        metrics="models/tsdae/{objective}/metrics.csv",
+        weights="models/tsdae/{objective}/seed{seed}/model.safetensors",
+        config="models/tsdae/{objective}/seed{seed}/config.json",
+        summary="models/tsdae/{objective}/seed{seed}/training_summary.json",
+        metrics="models/tsdae/{objective}/seed{seed}/metrics.csv",
     params:
-        model=lambda wc: tsdae_model_config(wc.objective),
-        train=train_config(),
+        model=lambda wc: tsdae_model_config(wc.objective, wc.seed),
+        train=lambda wc: train_config(wc.seed),
     log:
-        "logs/train/tsdae_{objective}.log",
+        "logs/train/tsdae_{objective}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/tsdae_{objective}.tsv"
+        "benchmarks/rules/train/tsdae_{objective}_seed{seed}.tsv"
     wildcard_constraints:
         objective="ae|mt",
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],

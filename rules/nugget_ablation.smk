@@ -1,7 +1,8 @@
 # NUGGET Table 4 (§7.1): ablations of the scorer layer l, the feedback and the selector, plus a random
 # selector the paper lacks; MT objective, r = 0.1, the longer training regime of `nugget_analysis`.
-# NUGGET (l = 3) is models/nugget_long/mt_r0.1 (rules/nugget_long.smk); the others train into
-# models/nugget_ablation/<name>/. Each row is encoded and ranked with Table 2's evaluation.
+# NUGGET (l = 3) is models/nugget_long/mt_r0.1/seed<seed> (rules/nugget_long.smk); the others train into
+# models/nugget_ablation/<name>/seed<seed>/. Each row is encoded and ranked with Table 2's evaluation, at
+# each training seed; the table averages statistics.seeds.tables with CIs over queries (units_nugget_table4).
 # Helpers: rules/nugget_ablation_common.smk.
 
 
@@ -12,7 +13,7 @@ rule sentence_final_share:
     output:
         SENTENCE_SHARE,
     params:
-        model=lambda wc: long_model_config("mt", "0.1"),
+        model=lambda wc: long_model_config("mt", "0.1"),  # the tokenizer and source length only (no seed)
     log:
         "logs/nugget_ablation/sentence_final_share.log",
     benchmark:
@@ -33,19 +34,20 @@ rule train_nugget_ablation:
         dev=corpus("mt", "dev"),
         sentence_share=lambda wc: SENTENCE_SHARE if ablation_uses_sentence_share(wc.name) else [],
     output:
-        weights="models/nugget_ablation/{name}/model.safetensors",
-        config="models/nugget_ablation/{name}/config.json",
-        summary="models/nugget_ablation/{name}/training_summary.json",
-        metrics="models/nugget_ablation/{name}/metrics.csv",
+        weights="models/nugget_ablation/{name}/seed{seed}/model.safetensors",
+        config="models/nugget_ablation/{name}/seed{seed}/config.json",
+        summary="models/nugget_ablation/{name}/seed{seed}/training_summary.json",
+        metrics="models/nugget_ablation/{name}/seed{seed}/metrics.csv",
     params:
-        model=lambda wc: ablation_model_config(wc.name),
-        train=long_train_config(),
+        model=lambda wc: ablation_model_config(wc.name, wc.seed),
+        train=lambda wc: long_train_config(wc.seed),
     log:
-        "logs/train/nugget_ablation_{name}.log",
+        "logs/train/nugget_ablation_{name}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/nugget_ablation_{name}.tsv"
+        "benchmarks/rules/train/nugget_ablation_{name}_seed{seed}.tsv"
     wildcard_constraints:
         name="|".join(re.escape(n) for n in ABLATION_TRAINED) or "(?!)",
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -62,18 +64,19 @@ rule encode_nugget_ablation:
     input:
         unpack(ablation_encoding_inputs),
     output:
-        directory("data/encodings/nugget_ablation/{name}/{task}"),
+        directory("data/encodings/nugget_ablation/{name}/seed{seed}/{task}"),
     params:
         max_tokens=config["table2"]["max_tokens"],
         batch_size=config["table2"]["encode_batch_size"],
         bf16=config["table2"]["bf16"],
     log:
-        "logs/encode/nugget_ablation/{name}/{task}.log",
+        "logs/encode/nugget_ablation/{name}/seed{seed}/{task}.log",
     benchmark:
-        "benchmarks/rules/encode/nugget_ablation/{name}/{task}.tsv"
+        "benchmarks/rules/encode/nugget_ablation/{name}/seed{seed}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
         name=ABLATION_PATTERN,
+        seed=SEED_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -90,19 +93,21 @@ rule evaluate_nugget_ablation:
     input:
         docs=f"{task_dir('{task}')}/docs.txt",
         task=f"{task_dir('{task}')}/task.jsonl",
-        encodings="data/encodings/nugget_ablation/{name}/{task}",
+        encodings="data/encodings/nugget_ablation/{name}/seed{seed}/{task}",
     output:
-        metrics="results/nugget_table4/{name}/{task}.json",
-        rankings="results/nugget_table4/{name}/{task}.rankings.jsonl",
+        metrics="results/nugget_table4/{name}/seed{seed}/{task}.json",
+        rankings="results/nugget_table4/{name}/seed{seed}/{task}.rankings.jsonl",
     params:
         row=lambda wc: {"name": wc.name, "kind": "nugget"},
+        seed=lambda wc: int(wc.seed),
     log:
-        "logs/evaluate/nugget_ablation/{name}/{task}.log",
+        "logs/evaluate/nugget_ablation/{name}/seed{seed}/{task}.log",
     benchmark:
-        "benchmarks/rules/evaluate/nugget_ablation/{name}/{task}.tsv"
+        "benchmarks/rules/evaluate/nugget_ablation/{name}/seed{seed}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
         name=ABLATION_PATTERN,
+        seed=SEED_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -113,18 +118,52 @@ rule evaluate_nugget_ablation:
         "../workflow/scripts/evaluate_ranking.py"
 
 
+rule units_nugget_table4:
+    # Per-query 100/rank of every ablation at every seed of a seed set (Table 4's CIs, tests, claims).
+    input:
+        lambda wc: [f for f, *_ in ablation_ranking_files(model_seeds(wc.seedset))],
+    output:
+        units_path("nugget_table4", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in ablation_ranking_files(model_seeds(wc.seedset))],
+    log:
+        "logs/statistics/units_nugget_table4_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_nugget_table4_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/ranking_units.py"
+
+
 rule nugget_table4:
     input:
-        evaluations=expand("results/nugget_table4/{name}/{task}.json", name=ABLATION_ROWS, task=TASKS),
-        configs=[ablation_model_files(n)["config"] for n in ABLATION_ROWS],
-        summaries=[ablation_model_files(n)["summary"] for n in ABLATION_ROWS],
+        # descriptive columns (config, nuggets per document, steps, dev loss) from the first tables seed
+        evaluations=ablation_evaluations(model_seeds("tables")[:1]),
+        configs=[ablation_model_files(n, model_seeds("tables")[0])["config"] for n in ABLATION_ROWS],
+        summaries=[ablation_model_files(n, model_seeds("tables")[0])["summary"] for n in ABLATION_ROWS],
         share=SENTENCE_SHARE,
+        units=units_path("nugget_table4", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/nugget_table4_ablations.csv",
-        md="results/nugget_table4_ablations.md",
+        csv=report("results/nugget_table4_ablations.csv", caption="../workflow/report/nugget_table4_ablations.rst",
+                   category="NUGGET"),
+        md=report("results/nugget_table4_ablations.md", caption="../workflow/report/nugget_table4_ablations.rst",
+                  category="NUGGET"),
+        tests="results/nugget_table4_tests.csv",
     params:
         rows=ABLATION_ROWS,
-        model_dirs={n: ablation_model_dir(n) for n in ABLATION_ROWS},
+        model_dirs={n: ablation_model_dir(n, model_seeds("tables")[0]) for n in ABLATION_ROWS},
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("nugget_table4"),
+        claims=claims_params(),
         scale=config["scale"],
         nugget_encoder=config["nugget"]["encoder"],
         layers=ABLATION_LAYERS,

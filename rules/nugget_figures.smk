@@ -10,25 +10,34 @@ for _key, _ratio in FIG_RATIOS.items():
         raise ValueError(f"config nugget_analysis.{_key}.ratio={_ratio} is not one of nugget_analysis.ratios "
                          f"{LONG_RATIOS}: no model is trained for it")
 FIG5_RATIO, FIG6_RATIO = FIG_RATIOS["fig5"], FIG_RATIOS["fig6"]
+# The figures (PNG, HTML) show the models of the first tables seed; their statistics tables average
+# statistics.seeds.tables (fig4: per-document BLEU statistics; fig5: per-document token counts).
+FIGURE_SEED = model_seeds("tables")[0]
+
+from multivec.nugget.analysis.selected_tokens import SHARE_METRICS as _SHARE_METRICS
+
+register_stat_table("nugget_fig4", "nugget", rows=long_rows(), metrics=["BLEU"])
+register_stat_table("nugget_fig5", "nugget", rows=LONG_OBJECTIVES, metrics=_SHARE_METRICS)
 
 
 rule nugget_fig4_decode:
     # Beam search from the nuggets of every dev document (§5.1), hypotheses and corpus BLEU.
     input:
         dev=lambda wc: corpus(wc.objective, "dev"),
-        **long_model_files("{objective}", "{ratio}"),
+        **long_model_files("{objective}", "{ratio}", "{seed}"),
     output:
-        hypotheses="results/nugget_analysis/bleu/{objective}_r{ratio}.jsonl",
-        bleu="results/nugget_analysis/bleu/{objective}_r{ratio}.json",
+        hypotheses="results/nugget_analysis/bleu/{objective}_r{ratio}/seed{seed}.jsonl",
+        bleu="results/nugget_analysis/bleu/{objective}_r{ratio}/seed{seed}.json",
     params:
         settings=FIGS["fig4"],
     log:
-        "logs/nugget_figures/fig4_{objective}_r{ratio}.log",
+        "logs/nugget_figures/fig4_{objective}_r{ratio}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/nugget_figures/fig4_{objective}_r{ratio}.tsv"
+        "benchmarks/rules/nugget_figures/fig4_{objective}_r{ratio}_seed{seed}.tsv"
     wildcard_constraints:
         objective="ae|mt",
         ratio="[0-9.]+",
+        seed=SEED_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -40,17 +49,51 @@ rule nugget_fig4_decode:
         "../workflow/scripts/nugget_fig4_decode.py"
 
 
+rule units_nugget_fig4:
+    # Per-document sacrebleu statistics of every Fig. 4 model over a seed set (corpus BLEU's CIs, claims).
+    input:
+        lambda wc: [f for f, *_ in fig4_hypothesis_files(model_seeds(wc.seedset))],
+    output:
+        units_path("nugget_fig4", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in fig4_hypothesis_files(model_seeds(wc.seedset))],
+    log:
+        "logs/statistics/units_nugget_fig4_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_nugget_fig4_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_fig4_units.py"
+
+
 rule nugget_fig4:
     input:
-        bleu=expand("results/nugget_analysis/bleu/{objective}_r{ratio}.json", objective=LONG_OBJECTIVES,
-                    ratio=LONG_RATIOS),
-        # in the same (objective, ratio) order: each model's best dev loss, the right panel
-        trainings=[long_model_files(o, r)["summary"] for o in LONG_OBJECTIVES for r in LONG_RATIOS],
+        # the first tables seed: vectors per document and each model's best dev loss (the right panel),
+        # in the same (objective, ratio) order; BLEU itself is the seed mean of the unit file
+        bleu=[f"results/nugget_analysis/bleu/{o}_r{r}/seed{FIGURE_SEED}.json" for o in LONG_OBJECTIVES for r in LONG_RATIOS],
+        trainings=[long_model_files(o, r, FIGURE_SEED)["summary"] for o in LONG_OBJECTIVES for r in LONG_RATIOS],
+        units=units_path("nugget_fig4", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/nugget_fig4_bleu_vs_ratio.csv",
-        md="results/nugget_fig4_bleu_vs_ratio.md",
-        figure="results/nugget_fig4_bleu_vs_ratio.png",
+        csv=report("results/nugget_fig4_bleu_vs_ratio.csv", caption="../workflow/report/nugget_fig4_bleu_vs_ratio.rst",
+                   category="NUGGET"),
+        md=report("results/nugget_fig4_bleu_vs_ratio.md", caption="../workflow/report/nugget_fig4_bleu_vs_ratio.rst",
+                  category="NUGGET"),
+        figure=report("results/nugget_fig4_bleu_vs_ratio.png",
+                      caption="../workflow/report/nugget_fig4_bleu_vs_ratio.rst", category="NUGGET"),
+        tests="results/nugget_fig4_tests.csv",
     params:
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("nugget_fig4"),
+        claims=claims_params(),
         scale=config["scale"],
         encoder=config["nugget"]["encoder"],
     log:
@@ -71,11 +114,12 @@ rule nugget_fig5:
     # Token types among the nuggets vs in the text (§5.2), AE and MT at r = fig5.ratio.
     input:
         dev=[corpus(objective, "dev") for objective in LONG_OBJECTIVES],
-        models=[long_model_files(objective, FIG5_RATIO)["weights"] for objective in LONG_OBJECTIVES],
+        models=[long_model_files(objective, FIG5_RATIO, FIGURE_SEED)["weights"] for objective in LONG_OBJECTIVES],
     output:
         csv="results/nugget_fig5_selected_tokens.csv",
         observations="results/nugget_fig5_observations.csv",
-        figure="results/nugget_fig5_selected_tokens.png",
+        figure=report("results/nugget_fig5_selected_tokens.png",
+                      caption="../workflow/report/nugget_fig5_selected_tokens.rst", category="NUGGET"),
     params:
         settings=FIGS["fig5"],
         objectives=LONG_OBJECTIVES,
@@ -95,14 +139,99 @@ rule nugget_fig5:
         "../workflow/scripts/nugget_fig5.py"
 
 
+rule nugget_fig5_documents:
+    # Per dev document of Fig. 5: every source token's type and whether the model selected it.
+    input:
+        dev=lambda wc: corpus(wc.objective, "dev"),
+        **long_model_files("{objective}", "{ratio}", "{seed}"),
+    output:
+        "results/nugget_analysis/selected_tokens/{objective}_r{ratio}/seed{seed}.jsonl",
+    params:
+        settings=FIGS["fig5"],
+    log:
+        "logs/nugget_figures/fig5_documents_{objective}_r{ratio}_seed{seed}.log",
+    benchmark:
+        "benchmarks/rules/nugget_figures/fig5_documents_{objective}_r{ratio}_seed{seed}.tsv"
+    wildcard_constraints:
+        objective="ae|mt",
+        ratio="[0-9.]+",
+        seed=SEED_PATTERN,
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_fig5_documents.py"
+
+
+rule units_nugget_fig5:
+    # Per-document counts of delimiters (EOS, punctuation) and 'the' among nuggets and in the text.
+    input:
+        lambda wc: [f for f, *_ in fig5_document_files(model_seeds(wc.seedset), FIG5_RATIO)],
+    output:
+        units_path("nugget_fig5", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in fig5_document_files(model_seeds(wc.seedset), FIG5_RATIO)],
+    log:
+        "logs/statistics/units_nugget_fig5_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_nugget_fig5_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_fig5_units.py"
+
+
+rule nugget_fig5_shares:
+    # §5.2 as a table: shares among the nuggets vs in the text, with CIs over documents, tests, claims.
+    input:
+        units=units_path("nugget_fig5", "tables"),
+        claims=claims_file(),
+    output:
+        csv=report("results/nugget_fig5_shares.csv", caption="../workflow/report/nugget_fig5_shares.rst",
+                   category="NUGGET"),
+        md=report("results/nugget_fig5_shares.md", caption="../workflow/report/nugget_fig5_shares.rst",
+                  category="NUGGET"),
+        tests="results/nugget_fig5_tests.csv",
+    params:
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("nugget_fig5"),
+        claims=claims_params(),
+        scale=config["scale"],
+        ratio=FIG5_RATIO,
+    log:
+        "logs/nugget_figures/fig5_shares.log",
+    benchmark:
+        "benchmarks/rules/nugget_figures/fig5_shares.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_fig5_shares.py"
+
+
 rule nugget_fig6:
     # AE dev documents with every token shaded by its score and the nuggets on green (§5.2).
     input:
         dev=corpus("ae", "dev"),
-        **long_model_files("ae", FIG6_RATIO),
+        **long_model_files("ae", FIG6_RATIO, FIGURE_SEED),
     output:
         html="results/nugget_fig6_highlight.html",
-        figure="results/nugget_fig6_highlight.png",
+        figure=report("results/nugget_fig6_highlight.png", caption="../workflow/report/nugget_fig6_highlight.rst",
+                      category="NUGGET"),
         scores="results/nugget_fig6_highlight.json",
     params:
         settings=FIGS["fig6"],

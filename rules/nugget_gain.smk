@@ -10,9 +10,13 @@ if len(GAIN["lengths"]) != len(GAIN["documents"]):
     raise ValueError("nugget_analysis.probability_gain: lengths and documents must have one entry per length")
 if GAIN["fig7_length"] not in GAIN["lengths"]:
     raise ValueError(f"nugget_analysis.probability_gain.fig7_length {GAIN['fig7_length']} is not in lengths")
-GAIN_DOCUMENTS = "data/built/nugget_gain/documents.jsonl"
-GAIN_FILE = "results/nugget_analysis/probability_gain/len{length}.safetensors"  # raw per-length gains
+GAIN_DOCUMENTS = "data/built/nugget_gain/documents.jsonl"  # GAIN_FILE (rules/common.smk): gains per seed and length
 AUDIT_TASKS["nugget_gain"] = {"format": "text_jsonl", "files": [GAIN_DOCUMENTS]}
+
+from multivec.nugget.analysis.probability_gain import DISTANCE_BINS as _DISTANCE_BINS
+
+register_stat_table("nugget_fig7_8", "nugget", rows=[f"len{length}" for length in GAIN["lengths"]],
+                    metrics=list(_DISTANCE_BINS))
 
 
 rule nugget_gain_documents:
@@ -40,17 +44,18 @@ rule nugget_gain_documents:
 
 rule nugget_gain_compute:
     input:
-        weights=long_model_files("ae", GAIN_RATIO)["weights"],
-        config=long_model_files("ae", GAIN_RATIO)["config"],
+        weights=long_model_files("ae", GAIN_RATIO, "{seed}")["weights"],
+        config=long_model_files("ae", GAIN_RATIO, "{seed}")["config"],
         documents=GAIN_DOCUMENTS,
     output:
         gains=GAIN_FILE,
     log:
-        "logs/nugget_gain/len{length}.log",
+        "logs/nugget_gain/seed{seed}_len{length}.log",
     benchmark:
-        "benchmarks/rules/nugget_gain/len{length}.tsv"
+        "benchmarks/rules/nugget_gain/seed{seed}_len{length}.tsv"
     wildcard_constraints:
         length="[0-9]+",
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -64,10 +69,11 @@ rule nugget_gain_compute:
 
 rule nugget_fig7_probability_gain:
     input:
-        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
+        gains=GAIN_FILE.format(seed=FIGURE_SEED, length=GAIN["fig7_length"]),
     output:
         csv="results/nugget_fig7_probability_gain.csv",
-        png="results/nugget_fig7_probability_gain.png",
+        png=report("results/nugget_fig7_probability_gain.png",
+                   caption="../workflow/report/nugget_fig7_probability_gain.rst", category="NUGGET"),
     params:
         figure="nugget",
         nuggets=GAIN["fig7_nuggets"],
@@ -85,10 +91,11 @@ rule nugget_fig7_probability_gain:
 
 rule nugget_fig11_probability_gain_all:
     input:
-        gains=GAIN_FILE.format(length=GAIN["fig7_length"]),
+        gains=GAIN_FILE.format(seed=FIGURE_SEED, length=GAIN["fig7_length"]),
     output:
         csv="results/nugget_fig11_probability_gain_all.csv",
-        png="results/nugget_fig11_probability_gain_all.png",
+        png=report("results/nugget_fig11_probability_gain_all.png",
+                   caption="../workflow/report/nugget_fig11_probability_gain_all.rst", category="NUGGET"),
     params:
         figure="nugget",
         nuggets=list(range(1, GAIN["fig11_nuggets"] + 1)),
@@ -106,10 +113,11 @@ rule nugget_fig11_probability_gain_all:
 
 rule nugget_fig8_probability_gain_lengths:
     input:
-        gains=expand(GAIN_FILE, length=GAIN["lengths"]),
+        gains=expand(GAIN_FILE, seed=FIGURE_SEED, length=GAIN["lengths"]),
     output:
         csv="results/nugget_fig8_probability_gain_lengths.csv",
-        png="results/nugget_fig8_probability_gain_lengths.png",
+        png=report("results/nugget_fig8_probability_gain_lengths.png",
+                   caption="../workflow/report/nugget_fig8_probability_gain_lengths.rst", category="NUGGET"),
     params:
         figure="relative",
         title=f"Fig. 8: probability gain around the exposed nugget (AE, r = {GAIN_RATIO})",
@@ -121,3 +129,59 @@ rule nugget_fig8_probability_gain_lengths:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/nugget_gain_figure.py"
+
+
+rule units_nugget_fig7_8:
+    # Per-document mean gain by distance from the exposed nugget, per length and seed (Figs. 7-8's claims).
+    input:
+        lambda wc: [f for f, *_ in gain_files(model_seeds(wc.seedset), GAIN["lengths"])],
+    output:
+        units_path("nugget_fig7_8", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in gain_files(model_seeds(wc.seedset), GAIN["lengths"])],
+    log:
+        "logs/statistics/units_nugget_fig7_8_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_nugget_fig7_8_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_units.py"
+
+
+rule nugget_fig7_8_gain_bins:
+    # Figs. 7-8 as a table: mean gain per distance bin and document length, CIs over documents, claims.
+    input:
+        units=units_path("nugget_fig7_8", "tables"),
+        claims=claims_file(),
+    output:
+        csv=report("results/nugget_fig7_8_gain_bins.csv", caption="../workflow/report/nugget_fig7_8_gain_bins.rst",
+                   category="NUGGET"),
+        md=report("results/nugget_fig7_8_gain_bins.md", caption="../workflow/report/nugget_fig7_8_gain_bins.rst",
+                  category="NUGGET"),
+        tests="results/nugget_fig7_8_tests.csv",
+    params:
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("nugget_fig7_8"),
+        claims=claims_params(),
+        scale=config["scale"],
+        ratio=GAIN_RATIO,
+    log:
+        "logs/nugget_gain/gain_bins.log",
+    benchmark:
+        "benchmarks/rules/nugget_gain/gain_bins.tsv"
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_gain_bins.py"

@@ -28,23 +28,24 @@ rule train_nugget_lm:
     input:
         train=f"{LM_DIR}/train.jsonl",
         dev=f"{LM_DIR}/dev.jsonl",
-        init=lambda wc: f"{lm_ae_model(wc.row)}/model.safetensors",
+        init=lambda wc: f"{lm_ae_model(wc.row, wc.seed)}/model.safetensors",
     output:
-        weights="models/nugget_lm/{row}/model.safetensors",
-        config="models/nugget_lm/{row}/config.json",
-        summary="models/nugget_lm/{row}/training_summary.json",
-        metrics="models/nugget_lm/{row}/metrics.csv",
+        weights="models/nugget_lm/{row}/seed{seed}/model.safetensors",
+        config="models/nugget_lm/{row}/seed{seed}/config.json",
+        summary="models/nugget_lm/{row}/seed{seed}/training_summary.json",
+        metrics="models/nugget_lm/{row}/seed{seed}/metrics.csv",
     params:
         lm=lambda wc: lm_settings(wc.row),
-        train={**train_config(), **NUGGET_LM["train"]},
+        train=lambda wc: {**train_config(wc.seed), **NUGGET_LM["train"]},
         max_dev_segments=NUGGET_LM["max_dev_segments"],
         max_train_segments=NUGGET_LM["max_train_segments"],
     log:
-        "logs/train/nugget_lm_{row}.log",
+        "logs/train/nugget_lm_{row}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/nugget_lm_{row}.tsv"
+        "benchmarks/rules/train/nugget_lm_{row}_seed{seed}.tsv"
     wildcard_constraints:
         row="|".join(re.escape(r) for r in LM_ROWS),
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -58,21 +59,23 @@ rule train_nugget_lm:
 
 rule evaluate_nugget_lm:
     input:
-        model="models/nugget_lm/{row}/model.safetensors",
+        model="models/nugget_lm/{row}/seed{seed}/model.safetensors",
         test=f"{LM_DIR}/test.jsonl",
     output:
-        perplexity="results/nugget_lm/{row}.json",
-        history="results/nugget_lm/{row}.history.safetensors",
+        perplexity="results/nugget_lm/{row}/seed{seed}.json",
+        history="results/nugget_lm/{row}/seed{seed}.history.safetensors",
+        segments="results/nugget_lm/{row}/seed{seed}.segments.jsonl",
     params:
-        histories=[0] + list(NUGGET_LM["histories"]),
+        histories=lm_histories(),
         max_segments=NUGGET_LM["max_eval_segments"],
         batch_size=NUGGET_LM["eval_batch_size"],
     log:
-        "logs/evaluate/nugget_lm_{row}.log",
+        "logs/evaluate/nugget_lm_{row}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/evaluate/nugget_lm_{row}.tsv"
+        "benchmarks/rules/evaluate/nugget_lm_{row}_seed{seed}.tsv"
     wildcard_constraints:
         row="|".join(re.escape(r) for r in LM_ROWS),
+        seed=SEED_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -84,15 +87,48 @@ rule evaluate_nugget_lm:
         "../workflow/scripts/nugget_lm_evaluate.py"
 
 
+rule units_nugget_table3:
+    # Per-segment word NLL and word counts of every LM at every h over a seed set (Table 3's CIs, claims).
+    input:
+        lambda wc: [f for f, *_ in lm_segment_files(model_seeds(wc.seedset))],
+    output:
+        units_path("nugget_table3", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in lm_segment_files(model_seeds(wc.seedset))],
+        histories=lm_histories(),
+    log:
+        "logs/statistics/units_nugget_table3_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_nugget_table3_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/nugget_lm_units.py"
+
+
 rule nugget_table3:
     input:
-        expand("results/nugget_lm/{row}.json", row=list(LM_ROWS)),
+        # the first tables seed's results name the rows and history kinds; the perplexities are seed means
+        results=[f"results/nugget_lm/{row}/seed{model_seeds('tables')[0]}.json" for row in LM_ROWS],
+        units=units_path("nugget_table3", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/nugget_table3_lm.csv",
-        md="results/nugget_table3_lm.md",
+        csv=report("results/nugget_table3_lm.csv", caption="../workflow/report/nugget_table3_lm.rst", category="NUGGET"),
+        md=report("results/nugget_table3_lm.md", caption="../workflow/report/nugget_table3_lm.rst", category="NUGGET"),
+        tests="results/nugget_table3_tests.csv",
     params:
         rows=list(LM_ROWS),
-        histories=[0] + list(NUGGET_LM["histories"]),
+        histories=lm_histories(),
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("nugget_table3"),
+        claims=claims_params(),
         scale=config["scale"],
         encoder=config["nugget"]["encoder"],
         eval_source=NUGGET_LM["eval_source"],

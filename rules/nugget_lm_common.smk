@@ -5,6 +5,9 @@ LM_DIR = "data/built/nugget_lm"
 WIKITEXT103_DIR = "data/extracted/wikitext103_raw/wikitext-103-raw"
 
 
+from multivec.nugget.language_model import table3_metrics as _table3_metrics
+
+
 def lm_stream_inputs(wildcards):
     if NUGGET_LM["train_source"] == "autoencoding":
         inputs = {"train": corpus("ae", "train"), "dev": corpus("ae", "dev")}
@@ -17,10 +20,20 @@ def lm_stream_inputs(wildcards):
     return inputs
 
 
-def lm_ae_model(row):
-    """The AE model a row starts from (App. B.2): ratio 0 is the one-vector (TSDAE) model."""
+def lm_ae_model(row, seed):
+    """The AE model a row starts from (App. B.2), of the same training seed: ratio 0 is the one-vector model."""
     ratio = LM_ROWS[row]["ratio"]
-    return long_model_dir("ae", "0" if ratio == 0 else str(ratio))
+    return long_model_dir("ae", "0" if ratio == 0 else str(ratio), seed)
+
+
+def lm_histories():
+    """Every h Table 3 evaluates: 0, then `nugget_lm.histories`."""
+    return [0] + list(NUGGET_LM["histories"])
+
+
+def lm_segment_files(seeds):
+    """(per-segment word NLL JSONL, row, seed) of every LM over these seeds (units_nugget_table3)."""
+    return [(f"results/nugget_lm/{row}/seed{seed}.segments.jsonl", row, seed) for row in LM_ROWS for seed in seeds]
 
 
 def lm_settings(row):
@@ -34,3 +47,5 @@ def lm_settings(row):
 AUDIT_CORPORA["nugget_lm"] = {"format": "text_jsonl", "files": [f"{LM_DIR}/train.jsonl", f"{LM_DIR}/dev.jsonl"],
                               "evaluated_on": ["nugget_lm_test"]}
 AUDIT_TASKS["nugget_lm_test"] = {"format": "text_jsonl", "files": [f"{LM_DIR}/test.jsonl"]}
+
+register_stat_table("nugget_table3", "nugget", rows=list(LM_ROWS), metrics=_table3_metrics(lm_histories()))

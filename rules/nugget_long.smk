@@ -8,17 +8,18 @@ rule train_nugget_long:
         train=lambda wc: corpus(wc.objective, "train"),
         dev=lambda wc: corpus(wc.objective, "dev"),
     output:
-        **long_model_files("{objective}", "{ratio}"),
+        **long_model_files("{objective}", "{ratio}", "{seed}"),
     params:
-        model=lambda wc: long_model_config(wc.objective, wc.ratio),
-        train=long_train_config(),
+        model=lambda wc: long_model_config(wc.objective, wc.ratio, wc.seed),
+        train=lambda wc: long_train_config(wc.seed),
     log:
-        "logs/train/nugget_long_{objective}_r{ratio}.log",
+        "logs/train/nugget_long_{objective}_r{ratio}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/nugget_long_{objective}_r{ratio}.tsv"
+        "benchmarks/rules/train/nugget_long_{objective}_r{ratio}_seed{seed}.tsv"
     wildcard_constraints:
         objective="ae|mt",
         ratio="[0-9.]+",
+        seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],

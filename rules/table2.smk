@@ -1,5 +1,10 @@
 # NUGGET Table 2: document paraphrase identification (PI) and passage reranking (RR),
-# MRR x 100 over 20 candidates, one row per model in config table2.rows.
+# MRR x 100 over 20 candidates, one row per model in config table2.rows. A trained row is evaluated
+# once per training seed (run `<row>/seed<seed>`), the others once (run `<row>`); the table averages
+# the seeds of statistics.seeds.tables, with bootstrap CIs over queries (units_table2).
+
+
+register_stat_table("table2", "nugget", rows=list(ROWS), metrics=["PI", "RR"])
 
 
 rule pi_task:
@@ -112,21 +117,22 @@ rule encode_task:
 
 
 rule evaluate_ranking:
-    # Rank each query's 20 candidates: MaxSim-mean or cosine of a row's vectors, or BM25.
+    # Rank each query's 20 candidates: MaxSim-mean or cosine of a run's vectors, or BM25.
     input:
         unpack(evaluation_inputs),
     output:
-        metrics="results/table2/{row}/{task}.json",
-        rankings="results/table2/{row}/{task}.rankings.jsonl",
+        metrics="results/table2/{run}/{task}.json",
+        rankings="results/table2/{run}/{task}.rankings.jsonl",
     params:
-        row=lambda wc: ROWS[wc.row],
+        row=lambda wc: ROWS[parse_run(wc.run)[0]],
+        seed=lambda wc: parse_run(wc.run)[1],
     log:
-        "logs/evaluate/{row}/{task}.log",
+        "logs/evaluate/{run}/{task}.log",
     benchmark:
-        "benchmarks/rules/evaluate/{row}/{task}.tsv"
+        "benchmarks/rules/evaluate/{run}/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
-        row=ROW_PATTERN,
+        run=RUN_PATTERN,
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -137,19 +143,51 @@ rule evaluate_ranking:
         "../workflow/scripts/evaluate_ranking.py"
 
 
+rule units_table2:
+    # Per-query 100/rank of every run over a seed set: what Table 2's CIs, tests and claims use.
+    input:
+        lambda wc: [f for f, *_ in table2_ranking_files(model_seeds(wc.seedset))],
+    output:
+        units_path("table2", "{seedset}"),
+    params:
+        files=lambda wc: [keys for _, *keys in table2_ranking_files(model_seeds(wc.seedset))],
+    log:
+        "logs/statistics/units_table2_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/statistics/units_table2_{seedset}.tsv"
+    wildcard_constraints:
+        seedset="tables|claims",
+    threads: rule_resources("build")["threads"]
+    resources:
+        mem_mb=rule_resources("build")["mem_mb"],
+        runtime=rule_resources("build")["runtime"],
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/ranking_units.py"
+
+
 rule table2:
     input:
-        evaluations=table2_evaluations(),
-        summaries=[model_files(name)["summary"] for name in trained_row_names()],
+        # descriptive columns (vectors, queries, truncation, steps) from the first tables seed
+        evaluations=table2_evaluations(model_seeds("tables")[:1]),
+        summaries=[model_files(name, model_seeds("tables")[0])["summary"] for name in trained_row_names()],
+        units=units_path("table2", "tables"),
+        claims=claims_file(),
         overlap="results/overlap.csv",  # the train/test overlap audit must pass (rules/audit.smk)
         tasks_table="results/table1_tasks.csv",  # NUGGET Table 1, made with Table 2 (rules/audit.smk)
     output:
-        csv="results/table2.csv",
-        md="results/table2.md",
-        figure="results/table2.png",
+        csv=report("results/table2.csv", caption="../workflow/report/table2.rst", category="NUGGET"),
+        md=report("results/table2.md", caption="../workflow/report/table2.rst", category="NUGGET"),
+        figure=report("results/table2.png", caption="../workflow/report/table2.rst", category="NUGGET"),
+        tests="results/table2_tests.csv",
     params:
         rows=config["table2"]["rows"],
-        model_dirs={name: model_dir(name) for name in trained_row_names()},
+        model_dirs={name: model_dir(name, model_seeds("tables")[0]) for name in trained_row_names()},
+        seeds=model_seeds("tables"),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("table2"),
+        claims=claims_params(),
         scale=config["scale"],
         base_encoder=config["base_encoder"],
         nugget_encoder=config["nugget"]["encoder"],

@@ -12,5 +12,6 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     encodings = row_encodings(row, folder) if folder else None  # read once: ColBART's PI states are large
     result = evaluate_row(row, task, encodings)
     result.write_rankings(snakemake.output.rankings)
-    write_json(snakemake.output.metrics, row_metrics(row, snakemake.wildcards.task, result, encodings))
+    write_json(snakemake.output.metrics, row_metrics(row, snakemake.wildcards.task, result, encodings,
+                                                        snakemake.params.seed))
     log.info("%s on %s: MRR %.2f over %d queries", row["name"], snakemake.wildcards.task, result.mrr, result.n_queries)

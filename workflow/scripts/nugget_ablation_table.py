@@ -1,5 +1,7 @@
-from multivec.evaluation.table4 import assemble_table4, table4_record, write_table4
+from multivec.evaluation.table4 import METRICS, assemble_table4, table4_record, write_table4
 from multivec.evaluation.ranking_evaluation import read_row_metrics
+from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
+                                             table_with_statistics, write_tests)
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
@@ -13,9 +15,13 @@ with rule_logging(snakemake.log[0]) as log:
         if "model" not in saved:
             raise ValueError(f"{folder}/config.json has no 'model' key (a NuggetModel config)")
         records.append(table4_record(name, saved["model"], metrics[name], read_json(f"{folder}/training_summary.json")))
-    df = assemble_table4(records)
+    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    df = table_with_statistics(assemble_table4(records), stats, "name", METRICS)
+    write_tests(stats, snakemake.output.tests)
     share = read_json(snakemake.input.share)
     header = [f"Scale: **{p.scale}**. Encoder: `{p.nugget_encoder}`. The paper's l -> ours: "
-              + ", ".join(f"{k} -> {v}" for k, v in sorted(p.layers.items())) + " (`nugget_ablation.layers`)."]
-    write_table4(df, snakemake.output.csv, snakemake.output.md, header, share)
+              + ", ".join(f"{k} -> {v}" for k, v in sorted(p.layers.items())) + " (`nugget_ablation.layers`).",
+              "", statistics_note(p.statistics["confidence"], p.seeds, "queries")]
+    notes = statistics_lines(stats, snakemake.input.claims, {"nugget_table4": snakemake.input.units}, p.claims)
+    write_table4(df, snakemake.output.csv, snakemake.output.md, header, share, notes)
     log.info("\n%s", df.to_string(index=False))

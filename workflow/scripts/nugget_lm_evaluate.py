@@ -1,27 +1,29 @@
 """Word-level perplexity (footnote 6) of one NUGGET LM row at each h, and the history vectors of every
-evaluated segment (what the next segments cross-attend to)."""
+evaluated segment (what the next segments cross-attend to), and per segment its words' NLL at each h
+(Table 3's per-unit scores)."""
 import os
 import time
 
 import torch
 from safetensors.torch import save_file
 
-from multivec.io import write_json
-from multivec.nugget.language_model import SegmentData, encode_segments, evaluate, load
+from multivec.io import write_json, write_jsonl
+from multivec.nugget.language_model import SegmentData, encode_segments, evaluate_segments, load, segment_records
 from multivec.nugget.lm_data import read_streams
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     lm = load(os.path.dirname(snakemake.input.model))
     data = SegmentData(lm.nugget, lm.settings, read_streams(snakemake.input.test), snakemake.params.max_segments)
-    perplexity = {}
+    perplexity, per_segment = {}, {}
     for h in snakemake.params.histories:
         start = time.perf_counter()
-        perplexity[str(h)] = evaluate(lm, data, h, snakemake.params.batch_size)
+        perplexity[str(h)], per_segment[h] = evaluate_segments(lm, data, h, snakemake.params.batch_size)
         perplexity[str(h)]["seconds"] = round(time.perf_counter() - start, 2)
         log.info("h=%d: %s", h, perplexity[str(h)])
     write_json(snakemake.output.perplexity, {"row": snakemake.wildcards.row, "history": lm.settings.history,
                                              "segments": len(data.segments), "perplexity": perplexity})
+    write_jsonl(snakemake.output.segments, segment_records(per_segment))
     memories = data.memories
     if memories is None:  # encoder not frozen: the memories were not cached
         with torch.no_grad():

@@ -1,20 +1,29 @@
-"""Table 3: word-level PPL of every LM row at each h, beside the paper's numbers."""
+"""Table 3: word-level PPL of every LM row at each h (seed mean, CI over segments), the relative drops,
+beside the paper's numbers; comparisons and claims."""
 from pathlib import Path
 
-from multivec.io import read_json, write_csv
-from multivec.nugget.language_model import table3_markdown, table3_rows
+import pandas as pd
+
+from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
+                                             table_with_statistics, write_tests)
+from multivec.io import read_json
+from multivec.nugget.language_model import table3_markdown, table3_metrics, table3_rows
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
-    results = {Path(path).stem: read_json(path) for path in snakemake.input}
-    results = {row: results[row] for row in snakemake.params.rows}
     p = snakemake.params
-    rows = table3_rows(results, p.histories)
-    write_csv(snakemake.output.csv, rows)
+    results = {read_json(path)["row"]: read_json(path) for path in snakemake.input.results}
+    results = {row: results[row] for row in p.rows}
+    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    df = table_with_statistics(pd.DataFrame(table3_rows(results, p.histories)), stats, "row",
+                               table3_metrics(p.histories))
+    df.to_csv(snakemake.output.csv, index=False)
+    write_tests(stats, snakemake.output.tests)
     segments = "all" if p.max_eval_segments is None else f"the first {p.max_eval_segments}"
     steps = "" if p.train_steps is None else f", each LM trained {p.train_steps} steps"
     scale_line = (f"Scale: **{p.scale}**, encoder `{p.encoder}`; {segments} {p.segment_tokens}-token test segments "
-                  f"of `{p.eval_source}`{steps}.")
-    markdown = table3_markdown(rows, p.histories, scale_line)
+                  f"of `{p.eval_source}`{steps}.\n\n" + statistics_note(p.statistics["confidence"], p.seeds, "segments"))
+    notes = statistics_lines(stats, snakemake.input.claims, {"nugget_table3": snakemake.input.units}, p.claims)
+    markdown = table3_markdown(df.to_dict("records"), p.histories, scale_line, notes)
     Path(snakemake.output.md).write_text(markdown, encoding="utf-8")
     log.info("Table 3:\n%s", markdown)

@@ -1,7 +1,9 @@
 from multivec.evaluation.plots import plot_table2
-from multivec.evaluation.table2 import assemble_table2, truncation_lines, write_table2
+from multivec.evaluation.table2 import METRICS, assemble_table2, truncation_lines, write_table2
 from multivec.evaluation.table2_rows import table2_record
 from multivec.evaluation.ranking_evaluation import read_row_metrics
+from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
+                                             table_with_statistics, write_tests)
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
@@ -12,10 +14,15 @@ with rule_logging(snakemake.log[0]) as log:
     for row in p.rows:
         training = read_json(f"{p.model_dirs[row['name']]}/training_summary.json") if row["name"] in p.model_dirs else None
         records.append(table2_record(row, metrics[row["name"]], training))
-    df = assemble_table2(records)
+    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    df = table_with_statistics(assemble_table2(records), stats, "row", METRICS)
+    write_tests(stats, snakemake.output.tests)
     scale_line = (f"Scale: **{p.scale}**. NUGGET/TSDAE encoder: `{p.nugget_encoder}`; reference rows (ColBART, "
                   f"mean-pooled) use the untrained `{p.base_encoder}`. PI: {p.pi_source} set; RR: built from "
                   f"{p.rr_source}.")
-    write_table2(df, snakemake.output.csv, snakemake.output.md, scale_line, truncation_lines(metrics))
+    notes = truncation_lines(metrics) + statistics_lines(stats, snakemake.input.claims,
+                                                         {"table2": snakemake.input.units}, p.claims)
+    write_table2(df, snakemake.output.csv, snakemake.output.md, scale_line, notes,
+                 statistics_note(p.statistics["confidence"], p.seeds, "queries"))
     plot_table2(df, snakemake.output.figure, f"NUGGET Table 2 — {p.scale} scale")
     log.info("\n%s", df.to_string(index=False))

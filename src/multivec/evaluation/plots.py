@@ -17,7 +17,8 @@ def row_label(record: dict) -> str:
 
 
 def plot_table2(df: pd.DataFrame, path: str | os.PathLike, title: str) -> None:
-    """Two panels (PI, RR): one bar per row for our MRR, a marker for the paper's where it has one."""
+    """Two panels (PI, RR): one bar per row for our MRR (with its CI where ``df`` has ``<task>_lo/_hi``), a
+    marker for the paper's where it has one."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -32,6 +33,10 @@ def plot_table2(df: pd.DataFrame, path: str | os.PathLike, title: str) -> None:
         low = max(0.0, 5 * ((shown.min() - 5) // 5)) if len(shown) else 0.0
         ours = df[task].astype(float)
         ax.barh(positions, ours - low, left=low, color="tab:blue", label="ours")
+        if f"{task}_lo" in df.columns:  # 95% bootstrap CI over queries (multivec.statistics)
+            lo, hi = df[f"{task}_lo"].astype(float), df[f"{task}_hi"].astype(float)
+            ax.errorbar(ours, list(positions), xerr=[(ours - lo).clip(lower=0), (hi - ours).clip(lower=0)],
+                        fmt="none", ecolor="black", capsize=2, lw=0.8, label="95% CI")
         paper = df[f"paper_{task}"].astype(float)
         has = paper.notna()
         ax.scatter(paper[has], [p for p, h in zip(positions, has) if h], color="tab:red", marker="D", zorder=3,

@@ -33,11 +33,12 @@ PAPER_TABLE2: list[dict[str, Any]] = [
     {"model": "ColBART", "objective": None, "ratio": None, "PI": 94.83, "RR": 52.44},
 ]
 
-TABLE2_COLUMNS = ["model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI", "paper_RR",
+TABLE2_COLUMNS = ["row", "model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI", "paper_RR",
                   "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps"]
 # No wall-clock column: the table is byte-identical across runs of the same seed; training minutes are
 # in each model's training_summary.json and the rules' benchmark files.
 INPUT_COLUMNS = [c for c in TABLE2_COLUMNS if not c.startswith("paper_")]
+METRICS = ["PI", "RR"]  # with the statistics, each is followed by <metric>_lo, _hi, _sd (multivec.statistics)
 
 
 def _missing(value) -> bool:
@@ -85,7 +86,7 @@ def _cell(value, column: str) -> str:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if column in ("PI", "RR", "paper_PI", "paper_RR"):
+    if column in ("paper_PI", "paper_RR"):
         return f"{float(value):.2f}"
     if column == "vectors_per_doc":
         return f"{float(value):.1f}"
@@ -123,15 +124,22 @@ def truncation_lines(metrics: dict[str, dict[str, dict[str, Any]]]) -> list[str]
     return lines
 
 
-def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()) -> str:
+def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = (),
+                    statistics_note: str | None = None) -> str:
+    """The table; PI and RR cells as ``mean [lo, hi] ±sd`` when ``df`` has their statistics columns."""
+    from multivec.evaluation.uncertainty import estimate_cell
+
     lines = ["# NUGGET Table 2 reproduction", "", scale_line.strip(), "",
              "MRR×100 over 20 candidates (ties pessimistic). PI: paraphrase identification; RR: passage "
              "reranking. paper_*: the published value for the same model/objective/ratio "
              f"({PAPER_SOURCE}); empty where we have none.", ""]
+    if statistics_note:
+        lines[-1:-1] = [statistics_note]
     lines.append("| " + " | ".join(TABLE2_COLUMNS) + " |")
     lines.append("|" + "|".join("---" for _ in TABLE2_COLUMNS) + "|")
     for record in df.to_dict("records"):
-        lines.append("| " + " | ".join(_cell(record[c], c) for c in TABLE2_COLUMNS) + " |")
+        lines.append("| " + " | ".join(estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
+                                       for c in TABLE2_COLUMNS) + " |")
     steps = []
     for record in df.to_dict("records"):
         if _missing(record["train_steps"]):
@@ -148,12 +156,14 @@ def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()
 
 
 def write_table2(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, scale_line: str,
-                 notes: Sequence[str] = ()) -> None:
+                 notes: Sequence[str] = (), statistics_note: str | None = None) -> None:
     """Write the table as CSV and as markdown headed by ``scale_line`` (scale, data, base model) and
-    followed by ``notes`` (markdown lines, e.g. ``truncation_lines``)."""
-    if list(df.columns) != TABLE2_COLUMNS:
-        raise ValueError(f"columns {list(df.columns)} are not Table 2's {TABLE2_COLUMNS}")
+    followed by ``notes`` (markdown lines, e.g. ``truncation_lines``, the comparisons and the claims).
+    ``df`` has Table 2's columns, optionally with the statistics columns (``uncertainty.table_with_statistics``)."""
+    missing = [c for c in TABLE2_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"columns {list(df.columns)} lack Table 2's {missing}")
     for path in (csv_path, md_path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv_path, index=False)
-    Path(md_path).write_text(table2_markdown(df, scale_line, notes), encoding="utf-8")
+    Path(md_path).write_text(table2_markdown(df, scale_line, notes, statistics_note), encoding="utf-8")

@@ -71,9 +71,10 @@ def evaluate_row(row: dict[str, Any], task: RankingTask,
 
 
 def row_metrics(row: dict[str, Any], task_name: str, result: RankingResult,
-                encodings: Encodings | str | os.PathLike | None) -> dict[str, Any]:
-    """The ``results/table2/<row>/<task>.json`` record (``encodings``: ``row_encodings`` or its folder)."""
-    metrics = {"row": row["name"], "task": task_name, **result.summary()}
+                encodings: Encodings | str | os.PathLike | None, seed: int | None = None) -> dict[str, Any]:
+    """The ``results/table2/<row>[/seed<seed>]/<task>.json`` record (``encodings``: ``row_encodings`` or its
+    folder; ``seed``: the trained model's training seed, None for untrained rows)."""
+    metrics = {"row": row["name"], "task": task_name, "seed": seed, **result.summary()}
     if encodings is not None:
         if not isinstance(encodings, Encodings):
             encodings = row_encodings(row, encodings)
@@ -89,6 +90,7 @@ def table2_record(row: dict[str, Any], metrics: dict[str, dict[str, Any]],
     kind = row["kind"]
     vectors = [m["vectors_per_doc"] for m in metrics.values() if "vectors_per_doc" in m]
     record = {
+        "row": row["name"],
         "model": DISPLAY_NAMES[kind],
         "objective": row["objective"].upper() if row.get("objective") else None,
         "ratio": row.get("ratio"),

@@ -33,6 +33,7 @@ PAPER_TABLE4: dict[str, tuple[str, float, float]] = {
 LABELS = {**{name: label for name, (label, _, _) in PAPER_TABLE4.items()},
           "nugget_r_sb": "NUGGET (r = r_sb)", "random": "Random selector (not in the paper)"}
 
+METRICS = ["PI", "RR"]  # with the statistics, each is followed by <metric>_lo, _hi, _sd (multivec.statistics)
 TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
                   "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps", "best_dev_loss"]
 
@@ -78,7 +79,7 @@ def _cell(value, column: str) -> str:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if column in ("PI", "RR", "paper_pi", "paper_rr"):
+    if column in ("paper_pi", "paper_rr"):
         return f"{float(value):.2f}"
     if column.startswith("nuggets_per_doc"):
         return f"{float(value):.1f}"
@@ -89,7 +90,11 @@ def _cell(value, column: str) -> str:
     return str(value)
 
 
-def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[str, Any]) -> str:
+def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[str, Any],
+                    notes: Sequence[str] = ()) -> str:
+    """The table (PI, RR as ``mean [lo, hi] ±sd`` when ``df`` has their statistics columns), r_sb, ``notes``."""
+    from multivec.evaluation.uncertainty import estimate_cell
+
     lines = ["# NUGGET Table 4 reproduction (ablations, §7.1)", "", *header_lines, "",
              "MRR×100 over 20 candidates, Table 2's evaluation. MT objective, r = 0.1 unless stated. "
              f"paper_*: {PAPER_SOURCE}; empty for the random selector, which the paper lacks. paper_l: the "
@@ -97,18 +102,22 @@ def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[s
     lines.append("| " + " | ".join(TABLE4_COLUMNS) + " |")
     lines.append("|" + "|".join("---" for _ in TABLE4_COLUMNS) + "|")
     for record in df.to_dict("records"):
-        lines.append("| " + " | ".join(_cell(record[c], c) for c in TABLE4_COLUMNS) + " |")
+        lines.append("| " + " | ".join(estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
+                                       for c in TABLE4_COLUMNS) + " |")
     lines += ["", f"r_sb (share of sentence-final source tokens of the MT training corpus, measured with "
                   f"`{share['encoder']}`'s tokenizer, {share['documents']} documents, {share['tokens']} tokens): "
-                  f"**{share['share']:.4f}**; the paper's: {PAPER_SENTENCE_RATIO}."]
+                  f"**{share['share']:.4f}**; the paper's: {PAPER_SENTENCE_RATIO}.", *notes]
     return "\n".join(lines) + "\n"
 
 
 def write_table4(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,
-                 header_lines: Sequence[str], share: dict[str, Any]) -> None:
-    if list(df.columns) != TABLE4_COLUMNS:
-        raise ValueError(f"columns {list(df.columns)} are not Table 4's {TABLE4_COLUMNS}")
+                 header_lines: Sequence[str], share: dict[str, Any], notes: Sequence[str] = ()) -> None:
+    """CSV and Markdown; ``df`` has Table 4's columns, optionally with the statistics columns
+    (``uncertainty.table_with_statistics``); ``notes``: Markdown lines after the table (comparisons, claims)."""
+    missing = [c for c in TABLE4_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"columns {list(df.columns)} lack Table 4's {missing}")
     for path in (csv_path, md_path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv_path, index=False)
-    Path(md_path).write_text(table4_markdown(df, header_lines, share), encoding="utf-8")
+    Path(md_path).write_text(table4_markdown(df, header_lines, share, notes), encoding="utf-8")

@@ -270,11 +270,40 @@ class SegmentData:
 
 def evaluate(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_size: int, autocast=None) -> dict[str, float]:
     """Word-level perplexity of every segment of ``data`` with h history segments."""
+    return evaluate_segments(lm, data, h, batch_size, autocast)[0]
+
+
+def segment_word_nll(token_nll: Sequence[float], token_word: Sequence[Any], token_segment: Sequence[Any],
+                     words: dict[Any, tuple[str, int]], oov_token: str = "<unk>") -> dict[Any, tuple[float, int]]:
+    """Per segment: (summed NLL of its words, number of words), over the words ``word_perplexity`` keeps; a
+    word belongs to the segment of its first token. Summed over segments, exp(NLL / words) is the
+    perplexity ``word_perplexity`` gives (the per-unit components of the ``perplexity`` statistic)."""
+    if not len(token_nll) == len(token_word) == len(token_segment):
+        raise ValueError(f"{len(token_nll)} token NLLs, {len(token_word)} token words, {len(token_segment)} segments")
+    sums: dict[Any, float] = {}
+    counts: dict[Any, int] = {}
+    first: dict[Any, Any] = {}
+    for nll, key, segment in zip(token_nll, token_word, token_segment):
+        sums[key] = sums.get(key, 0.0) + float(nll)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, segment)
+    out: dict[Any, tuple[float, int]] = {segment: (0.0, 0) for segment in dict.fromkeys(token_segment)}
+    for key in sums:
+        if words[key][0] != oov_token and counts[key] == words[key][1]:
+            nll, n = out[first[key]]
+            out[first[key]] = (nll + sums[key], n + 1)
+    return out
+
+
+def evaluate_segments(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_size: int,
+                      autocast=None) -> tuple[dict[str, float], dict[str, tuple[float, int]]]:
+    """``evaluate``'s summary and, per segment (``"<stream>:<position>"``), its words' summed NLL and count."""
     autocast = autocast or nullcontext
     was_training = lm.training
     lm.eval()
     token_nll: list[float] = []
     token_word: list[tuple[int, int]] = []
+    token_segment: list[str] = []
     with torch.no_grad():
         for start in range(0, len(data.segments), batch_size):
             rows = list(range(start, min(start + batch_size, len(data.segments))))
@@ -285,10 +314,12 @@ def evaluate(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_size: int
                 seg = data.segments[i]
                 token_nll += nll[row, :len(seg.ids)].tolist()
                 token_word += [(seg.stream, w) for w in seg.word_index]
+                token_segment += [f"{seg.stream}:{seg.position}"] * len(seg.word_index)
     lm.train(was_training)
     counts = [Counter(stream.word_index) for stream in data.streams]  # subword tokens per word
     words = {(s, w): (data.streams[s].words[w], counts[s][w]) for s, w in set(token_word)}
-    return word_perplexity(token_nll, token_word, words, data.settings.oov_token)
+    return (word_perplexity(token_nll, token_word, words, data.settings.oov_token),
+            segment_word_nll(token_nll, token_word, token_segment, words, data.settings.oov_token))
 
 
 # -- training (engine plug-in) -----------------------------------------------------------------------
@@ -404,6 +435,47 @@ TABLE3_LABELS = {"nugget_r0.05": "NUGGET r=0.05", "nugget_r0.1": "NUGGET r=0.1",
                  "compressive": "Compressive Transformer", "transformer": "Transformer (h = 0)"}
 
 
+def segment_records(per_history: dict[int, dict[str, tuple[float, int]]]) -> list[dict[str, Any]]:
+    """One record per segment ``{segment, words, nll: {h: summed word NLL}}`` from ``evaluate_segments``'
+    per-segment results at each h (the kept words do not depend on h; a mismatch raises ValueError)."""
+    histories = sorted(per_history)
+    if not histories:
+        raise ValueError("no history length evaluated")
+    records = []
+    for segment, (_, words) in per_history[histories[0]].items():
+        nll = {}
+        for h in histories:
+            value, n = per_history[h][segment]
+            if n != words:
+                raise ValueError(f"segment {segment}: {words} words at h = {histories[0]} but {n} at h = {h}")
+            nll[str(h)] = value
+        records.append({"segment": segment, "words": words, "nll": nll})
+    return records
+
+
+def lm_measurements(path: str | os.PathLike, row: str, seed: int | None, histories: Sequence[int]) -> list:
+    """Table 3's per-segment Measurements of one LM: ``ppl_h<h>`` (statistic ``perplexity``, (word NLL,
+    words) per segment: exactly the table's word perplexity) for each h, and ``drop_h0_h<h>`` (statistic
+    ``relative_drop``: 1 - ppl_h / ppl_0, the share of perplexity h history segments remove) for each h > 0."""
+    from multivec.io import read_jsonl
+    from multivec.statistics import Measurement
+
+    records = read_jsonl(path)
+    if not records:
+        raise ValueError(f"{path}: no segments")
+    missing = [h for h in histories if str(h) not in records[0]["nll"]]
+    if missing or 0 not in histories:
+        raise ValueError(f"{path}: needs h = 0 and every h of {list(histories)}; missing {missing or [0]}")
+    units = [r["segment"] for r in records]
+    words = [r["words"] for r in records]
+    out = [Measurement(row, f"ppl_h{h}", "perplexity", units, [(r["nll"][str(h)], n) for r, n in zip(records, words)],
+                       seed) for h in histories]
+    out += [Measurement(row, f"drop_h0_h{h}", "relative_drop", units,
+                        [(r["nll"]["0"], n, r["nll"][str(h)], n) for r, n in zip(records, words)], seed)
+            for h in histories if h != 0]
+    return out
+
+
 def table3_rows(results: dict[str, dict], histories: Sequence[int]) -> list[dict[str, Any]]:
     """One row per LM: measured word PPL at each h (``results[row]["perplexity"][str(h)]["ppl"]``) and the
     paper's ``paper_h{h}`` (empty where the paper prints '-')."""
@@ -422,18 +494,30 @@ def table3_rows(results: dict[str, dict], histories: Sequence[int]) -> list[dict
     return rows
 
 
-def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int], scale_line: str) -> str:
-    """Table 3 as Markdown: a title, the run's scale line, one row per LM and the notes a reader needs to
-    compare our perplexities with the paper's."""
-    head = ["model"] + [f"h={h}" for h in histories] + [f"paper h={h}" for h in histories]
+def table3_metrics(histories: Sequence[int]) -> list[str]:
+    """Table 3's metrics as the unit files name them: ``ppl_h<h>`` per h, then ``drop_h0_h<h>`` per h > 0."""
+    return [f"ppl_h{h}" for h in histories] + [f"drop_h0_h{h}" for h in histories if h != 0]
+
+
+def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int], scale_line: str,
+                    notes: Sequence[str] = ()) -> str:
+    """Table 3 as Markdown: a title, the run's scale line, one row per LM (perplexities ``mean [lo, hi] ±sd``
+    when the rows carry their statistics), the relative drops when measured, and the notes a reader needs
+    to compare our perplexities with the paper's."""
+    from multivec.evaluation.uncertainty import estimate_cell
+
+    drops = [h for h in histories if h != 0 and f"drop_h0_h{h}" in rows[0]] if rows else []
+    head = (["row", "model"] + [f"h={h}" for h in histories] + [f"drop h=0→{h}" for h in drops]
+            + [f"paper h={h}" for h in histories])
     lines = ["# NUGGET Table 3 reproduction (language modelling with compressed history, §6.2)", "", scale_line, "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        cells = [row["model"]] + [f"{row[f'ppl_h{h}']:.2f}" for h in histories] + \
-                [str(row[f"paper_h{h}"]) for h in histories]
+        cells = ([row["row"], row["model"]] + [estimate_cell(row, f"ppl_h{h}") for h in histories]
+                 + [estimate_cell(row, f"drop_h0_h{h}", 3) for h in drops] + [str(row[f"paper_h{h}"]) for h in histories])
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Word-level perplexity (a word's probability is the product over its subwords, §6.2.1 fn. 6; "
               "out-of-vocabulary words excluded), segments of s target tokens, h history segments. paper h=*: "
               "Qin & Van Durme, NUGGET, ICML 2023, Table 3 (WikiText-103, mBART; empty where the paper prints "
-              "'-'). The Transformer row has no history at any h, so its columns repeat its h = 0 value."]
+              "'-'). The Transformer row has no history at any h, so its columns repeat its h = 0 value. drop h=0→h: "
+              "1 - ppl_h / ppl_0, the share of perplexity h history segments remove.", *notes]
     return "\n".join(lines) + "\n"

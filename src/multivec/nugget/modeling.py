@@ -40,6 +40,8 @@ BACKBONE_DIR = "backbone"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 IGNORE_INDEX = -100
+# Seed of a tiny random "pretrained" encoder (smoke scale): fixed, not the training seed (see _backbone).
+TINY_BACKBONE_SEED = 0
 
 
 @dataclass
@@ -77,8 +79,14 @@ def _backbone(config: NuggetConfig, hf_config=None):
     model_class = MBartForConditionalGeneration if config.architecture == "mbart" else BertModel
     kwargs = {"add_pooling_layer": False} if model_class is BertModel else {}
     if hf_config is None and is_tiny_random(config.encoder):
-        hf_config = tiny_random_config(config.encoder)
-    if hf_config is not None:
+        # A tiny random encoder stands for a pretrained one: the same weights for every training seed
+        # (TINY_BACKBONE_SEED), so models of several seeds share one frozen bottom as pretrained ones do.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(TINY_BACKBONE_SEED)
+            hf_config = tiny_random_config(config.encoder)
+            hf_config._attn_implementation = "sdpa"
+            model = model_class(hf_config, **kwargs)
+    elif hf_config is not None:
         hf_config._attn_implementation = "sdpa"
         model = model_class(hf_config, **kwargs)
     else:

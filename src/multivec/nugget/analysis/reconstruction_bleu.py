@@ -10,6 +10,12 @@ prints one number: AE BLEU above 0.99 for r >= 0.1 (on the 0-1 scale); the figur
 Beside BLEU, each row carries its model's best teacher-forced dev loss (``training_summary.json``, nats
 per target token): BLEU stays at its floor until a decoder reconstructs whole n-grams, while the loss
 shows, at any training length, how much more of the document the decoder predicts from more nuggets.
+
+Uncertainty (issue 17): corpus BLEU is a statistic of per-document sacrebleu statistics (hypothesis and
+reference lengths, n-gram matches and totals), so ``bleu_measurement`` keeps them per document
+(``multivec.statistics``, statistic ``bleu``, 0-100, the table's ``BLEU`` column) with the same
+tokenisation and casing as ``corpus_bleu``; their sum gives exactly the corpus BLEU of the summary,
+and the bootstrap resamples documents. A row is ``<objective>_r<ratio>``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ BLEU_TOKENIZE = {"ae": "13a", "mt": "zh"}
 REFERENCE_KEY = {"ae": "source", "mt": "target"}  # AE reconstructs its input; MT translates it
 PAPER_AE_BLEU_AT_LEAST = 0.99  # §5.1: "the BLEU value is higher than 0.99 when r >= 0.1"
 PAPER_AE_FROM_RATIO = 0.1
-FIG4_COLUMNS = ["objective", "ratio", "vectors_per_document", "bleu", "bleu_unit", "documents", "best_dev_loss",
+BLEU_METRIC = "BLEU"  # the unit files' metric and the table's column (0-100)
+FIG4_COLUMNS = ["row", "objective", "ratio", "vectors_per_document", BLEU_METRIC, "bleu_unit", "documents", "best_dev_loss",
                 "train_steps", "paper_ae_bleu_at_least"]
 
 
@@ -41,6 +48,23 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
     return {"bleu": score.score, "bleu_unit": score.score / 100, "precisions": list(score.precisions),
             "brevity_penalty": score.bp, "hypothesis_length": score.sys_len, "reference_length": score.ref_len,
             "signature": str(metric.get_signature())}
+
+
+def bleu_measurement(path: str | os.PathLike, row: str, seed: int | None, objective: str):
+    """Per-document sacrebleu statistics of one model's decoded dev documents (``reconstruct``'s JSONL:
+    ``id``, ``hypothesis``, ``reference``) as a ``bleu`` Measurement of ``BLEU`` (0-100)."""
+    from multivec.io import read_jsonl
+    from multivec.statistics import Measurement
+    from multivec.statistics.statistics import bleu_components
+
+    if objective not in BLEU_TOKENIZE:
+        raise ValueError(f"objective {objective!r}: expected one of {sorted(BLEU_TOKENIZE)}")
+    records = read_jsonl(path)
+    if not records:
+        raise ValueError(f"{path}: no decoded documents")
+    components = bleu_components([r["hypothesis"] for r in records], [r["reference"] for r in records],
+                                 tokenize=BLEU_TOKENIZE[objective])
+    return Measurement(row, BLEU_METRIC, "bleu", [r["id"] for r in records], components, seed)
 
 
 def dev_documents(path: str | os.PathLike, objective: str, max_documents: int | None = None) -> list[dict]:
@@ -99,28 +123,42 @@ def fig4_table(summaries: Sequence[dict], trainings: Sequence[dict]) -> pd.DataF
                 raise ValueError(f"training summary of {s['objective']}/{s['ratio']} lacks key {key!r}")
         ratio = float(s["ratio"])
         paper = PAPER_AE_BLEU_AT_LEAST if s["objective"] == "ae" and ratio >= PAPER_AE_FROM_RATIO else None
-        rows.append({"objective": s["objective"], "ratio": ratio,
+        rows.append({"row": f"{s['objective']}_r{s['ratio']}", "objective": s["objective"], "ratio": ratio,
                      "vectors_per_document": round(float(s["vectors_per_document"]), 3),
-                     "bleu": round(float(s["bleu"]), 2), "bleu_unit": round(float(s["bleu"]) / 100, 4),
+                     BLEU_METRIC: round(float(s["bleu"]), 2), "bleu_unit": round(float(s["bleu"]) / 100, 4),
                      "documents": int(s["documents"]), "best_dev_loss": round(float(training["best_dev_loss"]), 4),
                      "train_steps": int(training["train_steps"]), "paper_ae_bleu_at_least": paper})
     return pd.DataFrame(rows, columns=FIG4_COLUMNS).sort_values(["objective", "ratio"]).reset_index(drop=True)
 
 
-def fig4_markdown(df: pd.DataFrame, scale_line: str) -> str:
+def with_bleu_statistics(df: pd.DataFrame, stats) -> pd.DataFrame:
+    """``df`` with BLEU the seed mean of the unit file's statistics (``multivec.statistics.TableStatistics``),
+    its ``BLEU_lo``/``_hi``/``_sd`` and ``n_seeds``, and ``bleu_unit`` recomputed from that mean."""
+    from multivec.evaluation.uncertainty import table_with_statistics
+
+    out = table_with_statistics(df, stats, "row", [BLEU_METRIC])
+    out["bleu_unit"] = (out[BLEU_METRIC].astype(float) / 100).round(4)
+    return out
+
+
+def fig4_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()) -> str:
+    """The figure's numbers; BLEU as ``mean [lo, hi] ±sd`` when ``df`` has its statistics; ``notes`` at the end."""
+    from multivec.evaluation.uncertainty import estimate_cell
+
     lines = ["# NUGGET Fig. 4: reconstruction BLEU vs compression ratio (§5.1)", "", scale_line, "",
-             "| objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | documents | best dev loss | steps | paper |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| row | objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | documents | best dev loss | steps | paper |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict("records"):
         paper = f"> {r['paper_ae_bleu_at_least']:g}" if pd.notna(r["paper_ae_bleu_at_least"]) else "–"
         ratio = "0 (one vector)" if r["ratio"] == 0 else f"{r['ratio']:g}"
-        lines.append(f"| {r['objective'].upper()} | {ratio} | {r['vectors_per_document']:.2f} | {r['bleu']:.2f} | "
+        lines.append(f"| {r['row']} | {r['objective'].upper()} | {ratio} | {r['vectors_per_document']:.2f} | "
+                     f"{estimate_cell(r, BLEU_METRIC)} | "
                      f"{r['bleu_unit']:.4f} | {r['documents']} | {r['best_dev_loss']:.3f} | {r['train_steps']} | "
                      f"{paper} |")
     lines += ["", "AE is scored against the input (sacrebleu tokenize 13a), MT against the reference translation "
               "(tokenize zh). The paper prints only AE BLEU > 0.99 (0-1 scale) for r >= 0.1. Best dev loss: the "
               "model's lowest teacher-forced cross-entropy on the corpus dev split (nats per target token; AE and "
-              "MT targets use different tokenizers, so compare ratios within an objective)."]
+              "MT targets use different tokenizers, so compare ratios within an objective).", *notes]
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +172,10 @@ def plot_fig4(df: pd.DataFrame, path: str | os.PathLike, title: str) -> None:
 
     fig, (ax, loss_ax) = plt.subplots(1, 2, figsize=(10, 4))
     for objective, part in df.groupby("objective", sort=True):
-        ax.plot(part["ratio"], part["bleu_unit"], marker="o", label=f"{objective.upper()} (ours)")
+        line, = ax.plot(part["ratio"], part["bleu_unit"], marker="o", label=f"{objective.upper()} (ours)")
+        if f"{BLEU_METRIC}_lo" in part.columns:  # 95% bootstrap CI over documents, on the 0-1 scale
+            ax.fill_between(part["ratio"], part[f"{BLEU_METRIC}_lo"].astype(float) / 100,
+                            part[f"{BLEU_METRIC}_hi"].astype(float) / 100, color=line.get_color(), alpha=0.2)
         loss_ax.plot(part["ratio"], part["best_dev_loss"], marker="o", label=f"{objective.upper()} (ours)")
     loss_ax.set_xlabel("compression ratio r (0 = one vector)")
     loss_ax.set_ylabel("best dev loss (nats / target token)")

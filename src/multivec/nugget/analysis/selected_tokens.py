@@ -11,11 +11,21 @@ The paper's observations as numbers (``observations``): the selection rate (sele
 of the last token, EOS (``[SEP]`` for MiniLM, ``</s>`` for mBART), and of the first, BOS (``[CLS]``, or
 mBART-50's language code); and the share of the type 'the' in the text and among the nuggets (paper:
 5.2% and 0.7%; BOS never selected).
+
+Uncertainty (issue 17): each document's selections are kept (``document_selections``: its token types
+and selected flags, ``results/nugget_analysis/selected_tokens/<objective>_r<ratio>/seed<seed>.jsonl``),
+and ``share_measurements`` turns them into per-document counts for the ``ratio`` statistic:
+``nugget_share_eos_punct`` (delimiters among the nuggets: the document's EOS, its last token, or a type
+made only of punctuation characters; §5.2: "punctuation tokens (commas and periods)", "prefers EOS"),
+``text_share_eos_punct`` (delimiters among all its tokens), ``nugget_share_the`` and ``text_share_the``
+(the type 'the'). Summed over documents they give the shares of the whole sample, as ``type_counts``
+does; the bootstrap resamples documents. A row is an objective (``ae``, ``mt``).
 """
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +38,7 @@ PAPER_THE_TEXT_SHARE = 0.052  # §5.2: "the type 'the', which makes up 5.2% of a
 PAPER_THE_NUGGET_SHARE = 0.007  # "... accounts for only 0.7% of selected nuggets"
 PAPER_BOS_SELECTION_RATE = 0.0  # "NUGGET prefers EOS while BOS is never selected"
 FIG5_COLUMNS = ["objective", "type", "text_count", "text_share", "nugget_count", "nugget_share", "rank"]
+SHARE_METRICS = ["nugget_share_eos_punct", "text_share_eos_punct", "nugget_share_the", "text_share_the"]
 OBSERVATION_COLUMNS = ["objective", "statistic", "token", "value", "paper_value", "what"]
 
 
@@ -131,6 +142,66 @@ def observations(tokenizer, documents: Sequence[ScoredDocument], counts: pd.Data
          "value": sum(sum(d.selected) for d in documents) / sum(len(d.ids) for d in documents), "paper_value": None,
          "what": "selected tokens / all tokens (about r)"},
     ]
+
+
+def document_selections(tokenizer, documents: Sequence[ScoredDocument]) -> list[dict]:
+    """Per document: ``{id, types, selected}`` (every source token's ``token_type`` and whether it is a nugget)."""
+    return [{"id": d.id, "types": [token_type(tokenizer, i) for i in d.ids], "selected": [bool(x) for x in d.selected]}
+            for d in documents]
+
+
+def is_punctuation(text: str) -> bool:
+    """A type made only of Unicode punctuation characters (``.``, ``,``, ``/``, ``-``, ``。`` ...)."""
+    return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
+
+
+def share_components(record: dict) -> dict[str, tuple[int, int]]:
+    """One document's (count, total) per ``SHARE_METRICS``: delimiters (its EOS = last token, or a punctuation
+    type) and 'the', among its nuggets and among all its tokens."""
+    types, selected = record["types"], record["selected"]
+    if len(types) != len(selected) or not types:
+        raise ValueError(f"document {record.get('id')!r}: {len(types)} types but {len(selected)} selection flags")
+    delimiter = [k == len(types) - 1 or is_punctuation(t) for k, t in enumerate(types)]
+    the = [t == "the" for t in types]
+    nuggets = sum(selected)
+    return {"nugget_share_eos_punct": (sum(d and s for d, s in zip(delimiter, selected)), nuggets),
+            "text_share_eos_punct": (sum(delimiter), len(types)),
+            "nugget_share_the": (sum(t and s for t, s in zip(the, selected)), nuggets),
+            "text_share_the": (sum(the), len(types))}
+
+
+def share_measurements(path: str | os.PathLike, row: str, seed: int | None) -> list:
+    """``ratio`` Measurements of every ``SHARE_METRICS`` over the documents of a ``document_selections`` JSONL."""
+    from multivec.io import read_jsonl
+    from multivec.statistics import Measurement
+
+    records = read_jsonl(path)
+    if not records:
+        raise ValueError(f"{path}: no documents")
+    components = [share_components(r) for r in records]
+    if not any(c["nugget_share_eos_punct"][1] for c in components):
+        raise ValueError(f"{path}: no document has a nugget")
+    units = [r["id"] for r in records]
+    return [Measurement(row, metric, "ratio", units, [c[metric] for c in components], seed)
+            for metric in SHARE_METRICS]
+
+
+def shares_markdown(df: pd.DataFrame, header_lines: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """The shares table (one row per objective; cells ``mean [lo, hi] ±sd``) with §5.2's numbers beside."""
+    from multivec.evaluation.uncertainty import estimate_cell
+
+    head = ["row", *SHARE_METRICS]
+    lines = ["# NUGGET Fig. 5 / §5.2: delimiters and 'the' among the nuggets vs in the text", "", *header_lines, "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for record in df.to_dict("records"):
+        lines.append("| " + " | ".join([str(record["row"])] + [estimate_cell(record, m, 3) for m in SHARE_METRICS])
+                     + " |")
+    lines += ["", "Shares on the 0-1 scale. eos_punct: the document's EOS (its last token) or a type made only of "
+              "punctuation characters; the: the type 'the'. nugget_share_*: among the selected tokens; text_share_*: "
+              f"among all tokens. The paper (§5.2): 'the' is {PAPER_THE_TEXT_SHARE:.1%} of the text and "
+              f"{PAPER_THE_NUGGET_SHARE:.1%} of the nuggets; nuggets are 'mostly delimiter words, like punctuation "
+              "tokens' and NUGGET 'prefers EOS'.", *notes]
+    return "\n".join(lines) + "\n"
 
 
 def plot_fig5(counts: pd.DataFrame, path: str | os.PathLike, top: int, title: str) -> None:

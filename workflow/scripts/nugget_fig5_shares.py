@@ -1,0 +1,22 @@
+"""Fig. 5 / §5.2 as a table: delimiter and 'the' shares among nuggets and in the text, with CIs and claims."""
+from pathlib import Path
+
+import pandas as pd
+
+from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
+                                             table_with_statistics, write_tests)
+from multivec.nugget.analysis.selected_tokens import SHARE_METRICS, shares_markdown
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    p = snakemake.params
+    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    rows = list(dict.fromkeys(stats.summary["row"]))
+    df = table_with_statistics(pd.DataFrame({"row": rows}), stats, "row", SHARE_METRICS)
+    df.to_csv(snakemake.output.csv, index=False)
+    write_tests(stats, snakemake.output.tests)
+    header = [f"Scale: **{p.scale}**; models at r = {p.ratio}; corpus dev documents.",
+              "", statistics_note(p.statistics["confidence"], p.seeds, "documents")]
+    notes = statistics_lines(stats, snakemake.input.claims, {"nugget_fig5": snakemake.input.units}, p.claims)
+    Path(snakemake.output.md).write_text(shares_markdown(df, header, notes), encoding="utf-8")
+    log.info("\n%s", df.to_string(index=False))

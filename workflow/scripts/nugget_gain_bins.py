@@ -1,0 +1,22 @@
+"""Figs. 7-8 as a table: the gain per distance bin and document length, with CIs, comparisons and claims."""
+from pathlib import Path
+
+import pandas as pd
+
+from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
+                                             table_with_statistics, write_tests)
+from multivec.nugget.analysis.probability_gain import DISTANCE_BINS, gain_bins_markdown
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    p = snakemake.params
+    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    rows = list(dict.fromkeys(stats.summary["row"]))
+    df = table_with_statistics(pd.DataFrame({"row": rows}), stats, "row", list(DISTANCE_BINS))
+    df.to_csv(snakemake.output.csv, index=False)
+    write_tests(stats, snakemake.output.tests)
+    header = [f"Scale: **{p.scale}**; the AE model at r = {p.ratio}; WikiText-2 test windows.",
+              "", statistics_note(p.statistics["confidence"], p.seeds, "documents")]
+    notes = statistics_lines(stats, snakemake.input.claims, {"nugget_fig7_8": snakemake.input.units}, p.claims)
+    Path(snakemake.output.md).write_text(gain_bins_markdown(df, header, notes), encoding="utf-8")
+    log.info("\n%s", df.to_string(index=False))

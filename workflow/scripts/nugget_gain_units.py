@@ -1,0 +1,14 @@
+"""Figs. 7-8: per-document mean probability gain per distance bin, every (length, seed), as one unit file."""
+from multivec.nugget.analysis.probability_gain import gain_measurements
+from multivec.statistics import write_units
+from multivec.workflow import rule_logging
+
+with rule_logging(snakemake.log[0]) as log:
+    measurements = []
+    for path, (row, seed) in zip(snakemake.input, snakemake.params.files):
+        found, dropped = gain_measurements(path, row, seed)
+        if dropped:
+            log.warning("%s: %d document(s) without pairs in every distance bin left out", path, dropped)
+        measurements += found
+    lines = write_units(snakemake.output[0], measurements)
+    log.info("%s: %d unit lines", snakemake.output[0], lines)
