@@ -140,18 +140,13 @@ rule units_subencoder_retrieval:
         "../workflow/scripts/subencoder_units.py"
 
 
-def _subencoder_table_output(table, ext):
-    path = f"results/subencoder_{table}.{ext}"
-    return report(path, caption=f"../workflow/report/subencoder_{table}.rst", category=SUBENC_CATEGORY)
-
-
 rule subencoder_eval_tables:
     # Tables 1, 4, 5, 8: seed means with 95% CIs over queries, the declared paired comparisons
     # (statistics.comparisons.subencoder_<table>) and the verdicts of each table's claims.
     input:
         unpack(subencoder_table_inputs),
     output:
-        **{f"{t}_{ext}": _subencoder_table_output(t, ext) for t in SUBENC_RETRIEVAL_TABLES for ext in ("csv", "md")},
+        **{f"{t}_{ext}": subencoder_table_output(t, ext) for t in SUBENC_RETRIEVAL_TABLES for ext in ("csv", "md")},
         **{f"{t}_tests": f"results/subencoder_{t}_tests.csv" for t in SUBENC_RETRIEVAL_TABLES},
     params:
         tables=SUBENC_RETRIEVAL_TABLES,

@@ -176,10 +176,8 @@ rule subencoder_data_table7:
         units=units_path("subencoder_table7", "tables"),
         claims=claims_file(),
     output:
-        csv=report("results/subencoder_table7.csv", caption="../workflow/report/subencoder_table7.rst",
-                   category=SUBENC_CATEGORY),
-        md=report("results/subencoder_table7.md", caption="../workflow/report/subencoder_table7.rst",
-                  category=SUBENC_CATEGORY),
+        csv=subencoder_table_output("table7", "csv"),
+        md=subencoder_table_output("table7", "md"),
         tests="results/subencoder_table7_tests.csv",
     params:
         stat_table="subencoder_table7",
