@@ -11,7 +11,7 @@ CLAIMS = _load_claims(claims_file())
 _check_claims(CLAIMS, STAT_TABLES, STATS.get("skip_claims") or {}, where=STATS["claims_file"])
 
 
-def claims_units():
+def claims_units(wildcards=None):
     """{table: unit file over the claim seeds} of every table a claim reads that this scale builds."""
     skip = STATS.get("skip_claims") or {}
     tables = set()
