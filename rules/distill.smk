@@ -1,8 +1,10 @@
 # Document embedding by distillation (Burian 2023): the student side. Trains the student with L_S only,
-# L_C only and both (one run per contextual loss in distill.runs.contextual_losses), embeds every evaluation
-# task's documents with each trained and the untrained student, concatenates the two teachers, and scores
-# every row on the demo tasks: results/distill_table.{csv,md}. Training resumes from
-# models/distill/<run>/checkpoint/ if a previous run was killed.
+# L_C only and both (one run per contextual loss in distill.runs.contextual_losses) at each seed
+# (models/distill/<run>/seed<seed>/), embeds every evaluation task's documents with each trained and the
+# untrained student, concatenates the two teachers, scores every row per evaluation unit
+# (data/statistics/units/distill_table.<seedset>.parquet) and writes results/distill_table.{csv,md} with
+# CIs, the declared comparisons and the claims' verdicts. Training resumes from
+# models/distill/<run>/seed<seed>/checkpoint/ if a previous run was killed.
 #
 # Interface with rules/distill_teachers.smk (the teachers' side of issue 9), in one place here:
 # documents data/built/distill/{train,eval_<task>}.jsonl; teacher embeddings folders below.
@@ -13,20 +15,21 @@ rule distill_student_train:
         structural=lambda wc: distill_teacher("structural", "train"),
         contextual=lambda wc: distill_teacher("contextual", "train"),
     output:
-        weights="models/distill/{run}/model.safetensors",
-        config="models/distill/{run}/config.json",
-        summary="models/distill/{run}/training_summary.json",
-        metrics="models/distill/{run}/metrics.csv",
+        weights=f"{DISTILL_STUDENT_MODEL}/model.safetensors",
+        config=f"{DISTILL_STUDENT_MODEL}/config.json",
+        summary=f"{DISTILL_STUDENT_MODEL}/training_summary.json",
+        metrics=f"{DISTILL_STUDENT_MODEL}/metrics.csv",
     params:
-        student=distill_student_config(),
+        student=lambda wc: distill_student_config(wc.seed),
         loss=lambda wc: distill_runs()[wc.run],
-        train={**config["distill"]["train"], "seed": config["seed"]},
+        train=lambda wc: distill_train_config(wc.seed),
     log:
-        "logs/distill/train_{run}.log",
+        "logs/distill/train_{run}_seed{seed}.log",
     benchmark:
-        "benchmarks/rules/distill/train_{run}.tsv"
+        "benchmarks/rules/distill/train_{run}_seed{seed}.tsv"
     wildcard_constraints:
-        run="l[sc]_[a-z_]+(\\+lc_[a-z_]+)?",
+        run=DISTILL_RUN_PATTERN,
+        seed="\\d+",
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -41,17 +44,18 @@ rule distill_student_train:
 rule distill_student_embed:
     input:
         documents=DISTILL_DOCUMENTS.format(split="{split}"),
-        weights="models/distill/{run}/model.safetensors",
+        weights=f"{DISTILL_STUDENT_MODEL}/model.safetensors",
     output:
         folder=directory(DISTILL_STUDENT_EMBEDDINGS),
     params:
         batch_size=config["distill"]["student"]["embed_batch_size"],
     log:
-        "logs/distill/embed_{run}_{split}.log",
+        "logs/distill/embed_{run}_seed{seed}_{split}.log",
     benchmark:
-        "benchmarks/rules/distill/embed_{run}_{split}.tsv"
+        "benchmarks/rules/distill/embed_{run}_seed{seed}_{split}.tsv"
     wildcard_constraints:
-        run="l[sc]_[a-z_]+(\\+lc_[a-z_]+)?",
+        run=DISTILL_RUN_PATTERN,
+        seed="\\d+",
         split="eval_[a-z0-9_]+",
     threads: rule_resources("encode")["threads"]
     resources:
@@ -68,7 +72,7 @@ rule distill_untrained_embed:
     input:
         documents=DISTILL_DOCUMENTS.format(split="{split}"),
     output:
-        folder=directory(DISTILL_STUDENT_EMBEDDINGS.replace("{run}", "untrained")),
+        folder=directory(DISTILL_UNTRAINED_EMBEDDINGS),
     params:
         student=distill_student_config(),
         batch_size=config["distill"]["student"]["embed_batch_size"],
@@ -107,22 +111,53 @@ rule distill_teachers_concat:
         "../workflow/scripts/distill_student_table.py"
 
 
+rule units_distill_table:
+    # Every row of results/distill_table (the teachers, their concatenation, the untrained and the trained
+    # students at every seed of the seed set) scored per evaluation unit.
+    input:
+        embeddings=lambda wc: distill_entry_folders(distill_table_entries(wc.seedset)),
+        gold=distill_gold_folders(),
+    output:
+        units_path("distill_table", "{seedset}"),
+    params:
+        entries=lambda wc: distill_table_entries(wc.seedset),
+        tasks=distill_tasks(),
+        task_files={t: {"task": f"data/built/distill/eval_{t}"} for t in distill_tasks()},
+    wildcard_constraints:
+        seedset="tables|claims",
+    log:
+        "logs/distill/units_distill_table_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/distill/units_distill_table_{seedset}.tsv"
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/distill_units.py"
+
+
 rule distill_table:
     input:
-        embeddings=lambda wc: sorted({f for row in distill_table_rows() for f in row["embeddings"].values()}),
-        summaries=lambda wc: [row["summary"] for row in distill_table_rows() if "summary" in row],
-        task_files=lambda wc: sorted({f for t in distill_tasks() for f in distill_task_files(t).values()}),
+        embeddings=distill_entry_folders(distill_table_entries("tables")),
+        summaries=[e["summary"] for e in distill_table_entries("tables") if "summary" in e],
+        units=units_path("distill_table", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/distill_table.csv",
-        md="results/distill_table.md",
+        csv=report("results/distill_table.csv", caption="../workflow/report/distill_table.rst",
+                   category="Distillation"),
+        md=report("results/distill_table.md", caption="../workflow/report/distill_table.rst",
+                  category="Distillation"),
+        tests="results/distill_table_tests.csv",
     params:
         action="table",
-        rows=lambda wc: distill_table_rows(),
-        tasks=lambda wc: distill_tasks(),
-        task_files=lambda wc: {t: distill_task_files(t) for t in distill_tasks()},
+        entries=distill_table_entries("tables"),
+        tasks=distill_tasks(),
+        statistics=statistics_params(),
+        comparisons=table_comparisons("distill_table"),
+        claims=claims_params(),
         note=lambda wc: (f"Scale {config['scale']}; student {config['distill']['student']['backbone']} "
                          f"({config['distill']['train']['max_steps']} steps of batch "
-                         f"{config['distill']['train']['batch_size']} x {config['distill']['train'].get('grad_accumulation', 1)}); "
+                         f"{config['distill']['train']['batch_size']} x {config['distill']['train'].get('grad_accumulation', 1)}, "
+                         f"seeds {', '.join(map(str, model_seeds('tables')))}); "
                          f"combination {config['distill']['loss']['combination']} (lambda {config['distill']['loss']['lam']})."),
     log:
         "logs/distill/table.log",

@@ -3,7 +3,12 @@
 # Interface with rules/distill_teachers.smk (the teachers' side of issue 9), in one place here:
 # documents data/built/distill/{train,eval_<task>}.jsonl; teacher embeddings folders below.
 DISTILL_DOCUMENTS = "data/built/distill/{split}.jsonl"
-DISTILL_STUDENT_EMBEDDINGS = "data/distill/student/{run}/{split}"
+# A trained student and its embeddings carry their training seed (statistics.seeds); the untrained student
+# and the teachers are deterministic (config seed) and have none.
+DISTILL_STUDENT_MODEL = "models/distill/{run}/seed{seed}"
+DISTILL_STUDENT_EMBEDDINGS = "data/distill/student/{run}/seed{seed}/{split}"
+DISTILL_UNTRAINED_EMBEDDINGS = "data/distill/student/untrained/{split}"
+DISTILL_RUN_PATTERN = "l[sc]_[a-z_]+(\\+lc_[a-z_]+)?"
 
 
 def distill_tasks():
@@ -26,9 +31,15 @@ def distill_runs():
     return out
 
 
-def distill_student_config():
+def distill_student_config(seed=None):
+    """The student's settings; ``seed`` (a trained student's) initialises its heads, else the config seed."""
     student = {k: v for k, v in config["distill"]["student"].items() if k != "embed_batch_size"}
-    return {**student, "seed": config["seed"]}
+    return {**student, "seed": config["seed"] if seed is None else int(seed)}
+
+
+def distill_train_config(seed):
+    """The training settings of a student trained with ``seed`` (batch order, dropout)."""
+    return {**config["distill"]["train"], "seed": int(seed)}
 
 
 def distill_teacher(side, split):
@@ -36,22 +47,50 @@ def distill_teacher(side, split):
     return structural_teacher_dir(split) if side == "structural" else contextual_teacher_dir(split)
 
 
-def distill_table_rows():
+def distill_metrics():
+    """The metric names of the distillation tables' unit files (multivec.distill.evaluation.METRICS)."""
+    from multivec.distill.evaluation import METRICS
+
+    return [metric for task in distill_tasks() for metric in METRICS[task]]
+
+
+def distill_table_entries(seedset="tables"):
+    """One entry per (row, seed) of results/distill_table: rows named by role (the same at every scale, as
+    config/claims.yaml names them); the trained students at every seed of model_seeds(seedset)."""
     tasks = distill_tasks()
-    rows = [
-        {"name": f"sbert_{DISTILL['structural_teacher']['teacher']}", "kind": "structural_teacher",
+    entries = [
+        {"name": "structural_teacher", "kind": "structural_teacher", "seed": None,
+         "model": f"sbert_{DISTILL['structural_teacher']['teacher']}",
          "embeddings": {t: distill_teacher("structural", f"eval_{t}") for t in tasks}},
-        {"name": f"pv_{DISTILL['contextual_teacher']['teacher']}", "kind": "contextual_teacher",
+        {"name": "contextual_teacher", "kind": "contextual_teacher", "seed": None,
+         "model": f"pv_{DISTILL['contextual_teacher']['teacher']}",
          "embeddings": {t: distill_teacher("contextual", f"eval_{t}") for t in tasks}},
-        {"name": "teachers_concatenated", "kind": "teachers_concatenated",
+        {"name": "teachers_concatenated", "kind": "teachers_concatenated", "seed": None, "model": "",
          "embeddings": {t: f"data/distill/concat/eval_{t}" for t in tasks}},
-        {"name": "student_untrained", "kind": "untrained_student",
-         "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run="untrained", split=f"eval_{t}") for t in tasks}},
+        {"name": "student_untrained", "kind": "untrained_student", "seed": None,
+         "model": config["distill"]["student"]["backbone"],
+         "embeddings": {t: DISTILL_UNTRAINED_EMBEDDINGS.format(split=f"eval_{t}") for t in tasks}},
     ]
     for run, loss in distill_runs().items():
-        rows.append({"name": f"student_{run}", "kind": "student",
-                     "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x),
-                     "summary": f"models/distill/{run}/training_summary.json",
-                     "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, split=f"eval_{t}")
-                                    for t in tasks}})
-    return rows
+        for seed in model_seeds(seedset):
+            entries.append({"name": f"student_{run}", "kind": "student", "seed": seed,
+                            "model": config["distill"]["student"]["backbone"],
+                            "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x),
+                            "summary": f"{DISTILL_STUDENT_MODEL.format(run=run, seed=seed)}/training_summary.json",
+                            "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, seed=seed, split=f"eval_{t}")
+                                           for t in tasks}})
+    return entries
+
+
+def distill_entry_folders(entries):
+    return sorted({folder for entry in entries for folder in entry["embeddings"].values()})
+
+
+def distill_gold_folders():
+    return [f"data/built/distill/eval_{t}" for t in distill_tasks()]
+
+
+register_stat_table("distill_table", "distill", rows=list(dict.fromkeys(e["name"] for e in distill_table_entries())),
+                    metrics=distill_metrics())
+register_stat_table("distill_teachers", "distill", rows=[name for name, _, _ in distill_teachers()],
+                    metrics=distill_metrics())

@@ -3,8 +3,9 @@
 # every SBERT teacher and every Paragraph Vector variant embeds both splits (PV: infer_vector from the
 # saved model the teachers' rules trained once, models/paragraph_vector/<variant>/); the students, the
 # untrained student and the two teachers concatenated come from rules/distill.smk's rules (their {split}
-# is eval_imdb_train/test); the thesis's head trains on each row's frozen training embeddings -> test accuracy:
-# results/distill_imdb/<row>.json -> results/distill_imdb.{csv,md}.
+# is eval_imdb_train/test); the thesis's head trains on each row's frozen training embeddings -> test accuracy
+# and each test review's prediction: results/distill_imdb/<row>/<fixed|seed<n>>.{json,reviews.jsonl} ->
+# data/statistics/units/distill_imdb.<seedset>.parquet -> results/distill_imdb.{csv,md} (CIs, comparisons).
 # Off at demo (distill.paper_tasks.enabled: false; IMDB is not offline); config/paper.yaml turns it on,
 # which adds DISTILL_PAPER_TARGETS to rule all and IMDB test to the overlap audit.
 
@@ -87,23 +88,26 @@ rule distill_imdb_contextual_teacher:
 
 
 rule distill_imdb_head:
-    # The thesis's head on one row's frozen IMDB embeddings: train on train, accuracy on test.
+    # The thesis's head on one row's frozen IMDB embeddings (one seed of a trained student): train on train,
+    # accuracy on test, each test review's prediction kept.
     input:
-        train=lambda wc: distill_imdb_rows()[wc.row]["embeddings"]["train"],
-        test=lambda wc: distill_imdb_rows()[wc.row]["embeddings"]["test"],
+        train=lambda wc: distill_imdb_folders(wc.row, wc.seeding)["train"],
+        test=lambda wc: distill_imdb_folders(wc.row, wc.seeding)["test"],
         train_documents=IMDB_DOCUMENTS["train"],
         test_documents=IMDB_DOCUMENTS["test"],
     output:
-        "results/distill_imdb/{row}.json",
+        row=f"{DISTILL_IMDB_RESULT}.json",
+        reviews=f"{DISTILL_IMDB_RESULT}.reviews.jsonl",
     params:
         kind=lambda wc: distill_imdb_rows()[wc.row]["kind"],
-        head={**DISTILL_PAPER.get("head", {}), "seed": config["seed"]},
+        head=lambda wc: distill_imdb_head_config(wc.seeding),
     wildcard_constraints:
         row="|".join(map(re.escape, distill_imdb_rows())),
+        seeding="fixed|seed\\d+",
     log:
-        "logs/distill/imdb_head_{row}.log",
+        "logs/distill/imdb_head_{row}_{seeding}.log",
     benchmark:
-        "benchmarks/rules/distill/imdb_head_{row}.tsv"
+        "benchmarks/rules/distill/imdb_head_{row}_{seeding}.tsv"
     threads: rule_resources("train")["threads"]
     resources:
         mem_mb=rule_resources("train")["mem_mb"],
@@ -115,14 +119,43 @@ rule distill_imdb_head:
         "../workflow/scripts/distill_imdb_head.py"
 
 
+rule units_distill_imdb:
+    # Every IMDB row's test reviews, correct x 100 per review, at the seeds of the seed set.
+    input:
+        lambda wc: distill_imdb_results(wc.seedset, ".reviews.jsonl"),
+    output:
+        units_path("distill_imdb", "{seedset}"),
+    params:
+        entries=lambda wc: distill_imdb_unit_entries(wc.seedset),
+    wildcard_constraints:
+        seedset="tables|claims",
+    log:
+        "logs/distill/units_distill_imdb_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/distill/units_distill_imdb_{seedset}.tsv"
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/distill_imdb_units.py"
+
+
 rule distill_imdb_table:
     input:
-        expand("results/distill_imdb/{row}.json", row=list(distill_imdb_rows())),
+        rows=distill_imdb_results("tables", ".json"),
+        units=units_path("distill_imdb", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/distill_imdb.csv",
-        md="results/distill_imdb.md",
+        csv=report("results/distill_imdb.csv", caption="../workflow/report/distill_imdb.rst",
+                   category="Distillation"),
+        md=report("results/distill_imdb.md", caption="../workflow/report/distill_imdb.rst",
+                  category="Distillation"),
+        tests="results/distill_imdb_tests.csv",
     params:
-        note=lambda wc: f"Scale {config['scale']}; student {config['distill']['student']['backbone']}.",
+        statistics=statistics_params(),
+        comparisons=table_comparisons("distill_imdb"),
+        claims=claims_params(),
+        note=lambda wc: (f"Scale {config['scale']}; student {config['distill']['student']['backbone']}, "
+                         f"seeds {', '.join(map(str, model_seeds('tables')))}."),
     log:
         "logs/distill/imdb_table.log",
     benchmark:

@@ -153,16 +153,49 @@ rule paragraph_vector:
         "../workflow/scripts/distill_pv_embed.py"
 
 
+rule units_distill_teachers:
+    # Every teacher of results/distill_teachers scored per evaluation unit (deterministic: seed None, the
+    # same for both seed sets).
+    input:
+        embeddings=[folder for _, _, folders in distill_teachers() for split, folder in folders.items()
+                    if split != "train"],
+        gold=[f"data/built/distill/eval_{t}" for t in DISTILL_TASKS],
+    output:
+        units_path("distill_teachers", "{seedset}"),
+    params:
+        entries=lambda wc: teacher_unit_entries(),
+        tasks=DISTILL_TASKS,
+        task_files={t: {"task": f"data/built/distill/eval_{t}"} for t in DISTILL_TASKS},
+    wildcard_constraints:
+        seedset="tables|claims",
+    log:
+        "logs/distill/units_distill_teachers_{seedset}.log",
+    benchmark:
+        "benchmarks/rules/distill/units_distill_teachers_{seedset}.tsv"
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/distill_units.py"
+
+
 rule distill_teachers_table:
     input:
         embeddings=[folder for _, _, folders in distill_teachers() for folder in folders.values()],
         gold=[f"data/built/distill/eval_{t}" for t in DISTILL_TASKS],
+        units=units_path("distill_teachers", "tables"),
+        claims=claims_file(),
     output:
-        csv="results/distill_teachers.csv",
-        md="results/distill_teachers.md",
+        csv=report("results/distill_teachers.csv", caption="../workflow/report/distill_teachers.rst",
+                   category="Distillation"),
+        md=report("results/distill_teachers.md", caption="../workflow/report/distill_teachers.rst",
+                  category="Distillation"),
+        tests="results/distill_teachers_tests.csv",
     params:
         teachers=distill_teachers(),
         tasks=DISTILL_TASKS,
+        statistics=statistics_params(),
+        comparisons=table_comparisons("distill_teachers"),
+        claims=claims_params(),
     log:
         "logs/distill/teachers_table.log",
     benchmark:

@@ -57,6 +57,13 @@ def distill_teachers():
     return rows
 
 
+def teacher_unit_entries():
+    """The teachers as entries of their unit file (seed None: deterministic given the config seed)."""
+    from multivec.distill.teacher_table import teacher_entries
+
+    return teacher_entries(distill_teachers(), DISTILL_TASKS)
+
+
 # Overlap audit (rules/audit.smk): the student's training documents against each evaluation task's.
 AUDIT_CORPORA["distill_train"] = {"format": "text_jsonl", "files": [distill_documents("train")]}
 AUDIT_TASKS.update({f"distill_{task}": {"format": "text_jsonl", "files": [distill_documents(f"eval_{task}")]}

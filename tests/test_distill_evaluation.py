@@ -1,4 +1,5 @@
-"""Demo evaluation of document embeddings (multivec.distill.evaluation) against direct computations."""
+"""Demo evaluation of document embeddings (multivec.distill.evaluation) against direct computations, and
+its per-unit scores (what the distillation tables' CIs and tests are computed from) reproducing them."""
 
 import numpy as np
 import pytest
@@ -6,7 +7,8 @@ from scipy.stats import pearsonr, spearmanr
 
 from multivec.distill.documents import LEE_SIZE
 from multivec.distill.embeddings import write_embeddings
-from multivec.distill.evaluation import evaluate_embeddings, lee_correlations, polarity_accuracy, task_files
+from multivec.distill.evaluation import (evaluate_embeddings, evaluate_units, lee_correlations, polarity_accuracy,
+                                        task_files)
 from multivec.io import write_docs_tsv, write_jsonl
 
 
@@ -45,9 +47,58 @@ def test_polarity_accuracy_separable_and_random():
     rng = np.random.default_rng(0)
     labels = np.repeat([0, 1], 50)
     separable = rng.normal(size=(100, 5)) + labels[:, None] * 10.0
-    assert polarity_accuracy(separable, labels)["polarity_accuracy"] == 1.0
+    assert polarity_accuracy(separable, labels)["polarity_accuracy"] == 100.0
     noise = polarity_accuracy(rng.normal(size=(100, 5)), labels)["polarity_accuracy"]
-    assert 0.25 < noise < 0.75
+    assert 25 < noise < 75
+
+
+def test_polarity_out_of_fold_accuracy_is_the_mean_of_the_folds_accuracies():
+    # 200 sentences, 5 stratified folds of 40: the per-sentence mean equals cross_val_score's mean.
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from multivec.distill.evaluation import FOLD_SEED
+
+    rng = np.random.default_rng(3)
+    labels = np.repeat([0, 1], 100)
+    vectors = rng.normal(size=(200, 6)) + labels[:, None] * 0.5
+    folds = cross_val_score(make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), vectors, labels,
+                            cv=StratifiedKFold(n_splits=5, shuffle=True, random_state=FOLD_SEED))
+    assert polarity_accuracy(vectors, labels)["polarity_accuracy"] == pytest.approx(100 * folds.mean(), abs=1e-9)
+
+
+def test_units_reproduce_every_summary_metric(tmp_path):
+    """Lee pairs, polarity sentences and ranking queries: the statistic of the per-unit scores is the metric
+    computed directly (scipy correlations, fold accuracies, MRR of the rankings)."""
+    from multivec.statistics import compute_statistic
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(LEE_SIZE, 8)).astype(np.float32)  # as stored
+    ratings = rng.uniform(size=(LEE_SIZE, LEE_SIZE))
+    ratings = np.round((ratings + ratings.T) / 2, 6)
+    write_embeddings(tmp_path / "lee_e", [f"lee_{n:02d}" for n in range(LEE_SIZE)], vectors, {})
+    _lee_gold(tmp_path / "eval_lee", ratings)
+    units = evaluate_units("lee", tmp_path / "lee_e", {"task": str(tmp_path / "eval_lee")})
+    direct = lee_correlations(vectors, ratings)
+    pearson, spearman = units["lee_pearson"], units["lee_spearman"]
+    assert len(pearson.units) == LEE_SIZE * (LEE_SIZE - 1) // 2 and pearson.units[0] == "lee_00|lee_01"
+    assert (pearson.statistic, spearman.statistic) == ("pearson", "spearman")
+    assert compute_statistic("pearson", pearson.values) == pytest.approx(direct["lee_pearson"], abs=1e-12)
+    assert compute_statistic("spearman", spearman.values) == pytest.approx(direct["lee_spearman"], abs=1e-12)
+    cosine, human = pearson.values[:, 0], pearson.values[:, 1]
+    assert pearsonr(cosine, human)[0] == pytest.approx(direct["lee_pearson"], abs=1e-12)
+    # polarity: one unit per sentence, 0 or 100
+    gold = tmp_path / "eval_polarity"
+    labels = np.repeat([0, 1], 20)
+    write_jsonl(gold / "labels.jsonl", [{"id": f"s{k}", "label": int(y)} for k, y in enumerate(labels)])
+    write_embeddings(tmp_path / "pol_e", [f"s{k}" for k in range(40)], rng.normal(size=(40, 4)) + labels[:, None], {})
+    polarity = evaluate_units("polarity", tmp_path / "pol_e", {"task": str(gold)})["polarity_accuracy"]
+    assert polarity.statistic == "mean" and polarity.units[:2] == ["s0", "s1"]
+    assert set(np.unique(polarity.values)) <= {0.0, 100.0}
+    assert polarity.value() == evaluate_embeddings("polarity", tmp_path / "pol_e", {"task": str(gold)})[
+        "polarity_accuracy"]
 
 
 def test_ranking_mrr_with_single_vector_cosine(tmp_path):
@@ -61,6 +112,8 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
     write_embeddings(tmp_path / "e", list(vectors), np.array(list(vectors.values()), float), {})
     got = evaluate_embeddings("pi", tmp_path / "e", {"task": str(gold)})
     assert got == {"pi_mrr": pytest.approx(100 * (1 + 0.5) / 2)}
+    per_query = evaluate_units("pi", tmp_path / "e", {"task": str(gold)})["pi_mrr"]
+    assert per_query.units == ["q1", "q2"] and per_query.values.tolist() == [100.0, 50.0]
     # The documents file eval_pi.jsonl names the same gold folder beside it.
     assert evaluate_embeddings("pi", tmp_path / "e", {"documents": str(tmp_path / "eval_pi.jsonl")}) == got
 

@@ -73,7 +73,9 @@ def test_split_files_feed_the_head_and_the_table(archive, tmp_path):
     from multivec.distill.classification_head import HeadConfig
     from multivec.distill.documents import read_documents
     from multivec.distill.embeddings import write_embeddings
-    from multivec.distill.imdb import evaluate_row, read_labels, write_splits, write_table
+    from multivec.distill.imdb import evaluate_row, imdb_measurements, read_labels, write_splits, write_table
+    from multivec.io import write_jsonl
+    from multivec.statistics import write_units
     import csv
 
     paths = {s: tmp_path / f"eval_imdb_{s}.jsonl" for s in ("train", "test")}
@@ -84,13 +86,39 @@ def test_split_files_feed_the_head_and_the_table(archive, tmp_path):
         ids, labels = read_labels(path)
         vectors = np.outer(2.0 * labels - 1.0, np.ones(4)) + 0.1 * np.arange(len(ids))[:, None]
         folders[split] = write_embeddings(tmp_path / split, ids[::-1], vectors[::-1], {"model": "toy"})
-    row = evaluate_row("toy_row", "structural_teacher", folders, paths, HeadConfig(lr=0.05, epochs=30, device="cpu"))
-    assert row["imdb_accuracy"] == 1.0 and (row["n_train"], row["n_test"], row["dimension"]) == (6, 6, 4)
+    row, reviews = evaluate_row("toy_row", "structural_teacher", folders, paths,
+                                HeadConfig(lr=0.05, epochs=30, device="cpu"))
+    assert row["imdb_accuracy"] == 100.0 and (row["n_train"], row["n_test"], row["dimension"]) == (6, 6, 4)
     assert row["model"] == "toy" and row["head_steps"] == 30
-    write_table([row], tmp_path / "t.csv", tmp_path / "t.md")
+    # each test review's prediction is kept, and the per-review units reproduce the accuracy
+    test_ids, test_labels = read_labels(paths["test"])
+    assert [r["id"] for r in reviews] == test_ids and [r["label"] for r in reviews] == test_labels.tolist()
+    write_jsonl(tmp_path / "toy.reviews.jsonl", reviews)
+    # a second, worse row at two seeds: its head predicts everything negative
+    worse = [{**r, "predicted": 0} for r in reviews]
+    for seed in (13, 14):
+        write_jsonl(tmp_path / f"worse{seed}.reviews.jsonl", worse)
+    measurements = imdb_measurements([{"name": "toy_row", "seed": None, "reviews": tmp_path / "toy.reviews.jsonl"}]
+                                     + [{"name": "worse", "seed": s, "reviews": tmp_path / f"worse{s}.reviews.jsonl"}
+                                        for s in (13, 14)])
+    assert [m.seed for m in measurements] == [None, 13, 14] and measurements[0].values.mean() == row["imdb_accuracy"]
+    write_units(tmp_path / "units.parquet", measurements)
+    statistics = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 50, "permutation_resamples": 50}
+    rows = [row, {**row, "row": "worse", "kind": "student", "imdb_accuracy": 50.0}]
+    write_table(rows, tmp_path / "units.parquet", [{"row": "toy_row", "against": "worse"}], statistics,
+                tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t_tests.csv")
     with open(tmp_path / "t.csv", newline="") as handle:
-        assert next(csv.DictReader(handle))["imdb_accuracy"] == "1.0"
-    assert "| toy_row | structural_teacher | toy | 4 | 1.0 |" in (tmp_path / "t.md").read_text()
+        records = list(csv.DictReader(handle))
+    assert records[0]["imdb_accuracy"] == "100.0" and records[1]["imdb_accuracy"] == "50.0"
+    assert {"imdb_accuracy_lo", "imdb_accuracy_hi", "imdb_accuracy_sd", "n_seeds"} <= set(records[0])
+    assert (records[0]["n_seeds"], records[1]["n_seeds"]) == ("1", "2") and records[1]["imdb_accuracy_sd"] == "0.0"
+    with open(tmp_path / "t_tests.csv", newline="") as handle:
+        tests = list(csv.DictReader(handle))
+    assert [(t["row"], t["against"], t["metric"], float(t["difference"])) for t in tests] == [
+        ("toy_row", "worse", "imdb_accuracy", 50.0)]
+    text = (tmp_path / "t.md").read_text()
+    assert "| toy_row | structural_teacher | toy | 4 | 100.00 [100.00, 100.00] |" in text
+    assert "Paired comparisons" in text
     paths["train"].write_text('{"id": "x", "text": "t", "label": 3}\n')
     with pytest.raises(MalformedInputError, match="eval_imdb_train.jsonl:1: each row needs"):
         read_labels(paths["train"])

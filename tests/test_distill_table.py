@@ -1,5 +1,6 @@
-"""The distillation table (Burian 2023): teacher concatenation, rows × tasks through an evaluator, dimension
-and training minutes, the hypothesis lines, and a smoke-scale end-to-end from training to the table."""
+"""The distillation table (Burian 2023): teacher concatenation, rows (one entry per row and seed) with dimension
+and training minutes, per-unit scores -> CI columns, the declared comparisons and claim verdicts, and a
+smoke-scale end-to-end from training to the table."""
 
 import csv
 import importlib.util
@@ -8,8 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from multivec.distill.distill_table import build_rows, concatenate_embeddings, hypothesis_lines, write_table
+from multivec.distill.distill_table import build_rows, concatenate_embeddings, write_table
+from multivec.distill.evaluation import UnitScores
 from multivec.distill.student import StudentConfig
+from multivec.distill.table_statistics import embedding_measurements
+from multivec.statistics import read_units, write_units
 from multivec.distill.training import LossConfig, embed_documents, train
 from multivec.io import write_json, write_jsonl
 from multivec.training import TrainConfig
@@ -21,11 +25,10 @@ _spec.loader.exec_module(_stub)
 embeddings = _stub.ensure_embeddings_module()
 
 
-def mean_pair_cosine(task, folder, task_files):
-    """A real, simple evaluator for the tests: cosine of the folder's first two documents, and its count."""
+def first_coordinate_units(task, folder, task_files):
+    """A real, simple per-unit evaluator for the tests: each document's first coordinate x 100 (statistic mean)."""
     ids, vectors, _ = embeddings.read_embeddings(folder)
-    a, b = vectors[0], vectors[1]
-    return {"cos01": float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)), "n": float(len(ids))}
+    return {f"{task}_first": UnitScores("mean", list(ids), 100.0 * np.asarray(vectors[:, 0], dtype=np.float64))}
 
 
 def test_concatenation_normalises_each_side_and_aligns_ids(tmp_path):
@@ -41,55 +44,95 @@ def test_concatenation_normalises_each_side_and_aligns_ids(tmp_path):
         concatenate_embeddings([tmp_path / "a", tmp_path / "c"], tmp_path / "ac")
 
 
-def _rows(tmp_path):
+STATISTICS = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 100, "permutation_resamples": 100}
+
+
+def _entries(tmp_path, tasks=("lee", "pi")):
+    """Teacher, untrained student (seed None) and a student at seeds 13 and 14 whose first coordinate is 1 + noise."""
     rng = np.random.default_rng(0)
-    rows = []
-    for name, kind, dim, loss in [("sbert", "structural_teacher", 4, ""), ("pv", "contextual_teacher", 3, ""),
-                                  ("student_both", "student", 4, "cosine+soft_cca")]:
+    entries = []
+    for name, kind, dim, seed, shift in [("structural_teacher", "structural_teacher", 4, None, 0.0),
+                                         ("student_untrained", "untrained_student", 3, None, 0.0),
+                                         ("student_both", "student", 4, 13, 1.0),
+                                         ("student_both", "student", 4, 14, 1.0)]:
         folders = {}
-        for task in ("lee", "pi"):
-            folders[task] = tmp_path / name / task
-            embeddings.write_embeddings(folders[task], ["d0", "d1", "d2"], rng.normal(size=(3, dim)), {"model": name})
-        row = {"name": name, "kind": kind, "embeddings": folders, "loss": loss}
+        for task in tasks:
+            folders[task] = tmp_path / f"{name}{seed}" / task
+            vectors = rng.normal(scale=0.1, size=(30, dim))
+            vectors[:, 0] += shift
+            embeddings.write_embeddings(folders[task], [f"d{k}" for k in range(30)], vectors, {"model": name})
+        entry = {"name": name, "kind": kind, "seed": seed, "embeddings": folders, "model": name,
+                 "loss": "cosine+soft_cca" if kind == "student" else ""}
         if kind == "student":
-            write_json(tmp_path / name / "training_summary.json", {"train_minutes": 1.234})
-            row["summary"] = tmp_path / name / "training_summary.json"
-        rows.append(row)
-    return rows
+            write_json(tmp_path / f"{name}{seed}" / "training_summary.json", {"train_minutes": 1.0 + (seed == 14)})
+            entry["summary"] = tmp_path / f"{name}{seed}" / "training_summary.json"
+        entries.append(entry)
+    return entries
 
 
-def test_rows_carry_every_task_metric_dimension_and_minutes(tmp_path):
-    rows = _rows(tmp_path)
-    table = build_rows(rows, ["lee", "pi"], {"lee": {}, "pi": {}}, evaluate=mean_pair_cosine)
-    assert [r["row"] for r in table] == ["sbert", "pv", "student_both"]
+def test_build_rows_one_row_per_name_with_dimension_and_mean_minutes(tmp_path):
+    table = build_rows(_entries(tmp_path), ["lee", "pi"])
+    assert [r["row"] for r in table] == ["structural_teacher", "student_untrained", "student_both"]
     assert [r["dimension"] for r in table] == [4, 3, 4]
-    assert [r["train_minutes"] for r in table] == ["", "", 1.23]
-    expected = mean_pair_cosine("lee", rows[1]["embeddings"]["lee"], {})["cos01"]
-    assert table[1]["lee_cos01"] == pytest.approx(expected, abs=1e-4) and table[1]["pi_n"] == 3
-    write_table(table, tmp_path / "t.csv", tmp_path / "t.md", note="demo")
+    assert [r["train_minutes"] for r in table] == ["", "", 1.5]
+    assert all(np.isnan(r["lee_pearson"]) and np.isnan(r["pi_mrr"]) for r in table)  # filled from the units
+
+
+def test_measurements_carry_each_seed_and_write_one_unit_file(tmp_path):
+    entries = _entries(tmp_path)
+    measurements = embedding_measurements(entries, ["lee", "pi"], {"lee": {}, "pi": {}},
+                                          evaluate_units=first_coordinate_units)
+    assert [(m.row, m.metric, m.seed) for m in measurements][-2:] == [("student_both", "lee_first", 14),
+                                                                      ("student_both", "pi_first", 14)]
+    write_units(tmp_path / "units.parquet", measurements)
+    back = read_units(tmp_path / "units.parquet")
+    assert {(m.row, m.seed) for m in back} == {("structural_teacher", None), ("student_untrained", None),
+                                               ("student_both", 13), ("student_both", 14)}
+    del entries[0]["embeddings"]["pi"]
+    with pytest.raises(KeyError, match="structural_teacher"):
+        embedding_measurements(entries, ["lee", "pi"], {"lee": {}, "pi": {}}, evaluate_units=first_coordinate_units)
+
+
+def test_table_has_ci_columns_the_declared_comparisons_and_claim_verdicts(tmp_path, monkeypatch):
+    import multivec.distill.evaluation as evaluation
+
+    monkeypatch.setitem(evaluation.METRICS, "lee", ("lee_first",))
+    monkeypatch.setitem(evaluation.METRICS, "pi", ("pi_first",))
+    entries = _entries(tmp_path)
+    write_units(tmp_path / "units.parquet", embedding_measurements(entries, ["lee", "pi"], {"lee": {}, "pi": {}},
+                                                                   evaluate_units=first_coordinate_units))
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("""claims:
+  - id: T1
+    work: distill
+    claim: the student beats the untrained student
+    source: test
+    paper: none
+    rule: {kind: greater, table: distill_table, metric: lee_first, a: {row: student_both}, b: {row: student_untrained}}
+""")
+    comparisons = [{"row": "student_both", "against": ["student_untrained", "structural_teacher"]}]
+    write_table(build_rows(entries, ["lee", "pi"]), ["lee", "pi"], tmp_path / "units.parquet", comparisons,
+                STATISTICS, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t_tests.csv", note="demo",
+                claims_file=claims, claims={**STATISTICS, "scale": "smoke", "skip": {}})
     with open(tmp_path / "t.csv") as handle:
-        assert [r["row"] for r in csv.DictReader(handle)] == ["sbert", "pv", "student_both"]
+        rows = list(csv.DictReader(handle))
+    assert [r["row"] for r in rows] == ["structural_teacher", "student_untrained", "student_both"]
+    header = list(rows[0])
+    assert header[header.index("lee_first"):header.index("lee_first") + 4] == [
+        "lee_first", "lee_first_lo", "lee_first_hi", "lee_first_sd"]
+    assert [r["n_seeds"] for r in rows] == ["1", "1", "2"] and rows[0]["lee_first_sd"] == ""
+    student = rows[2]
+    assert float(student["lee_first_lo"]) < float(student["lee_first"]) < float(student["lee_first_hi"])
+    assert float(student["lee_first"]) == pytest.approx(100.0, abs=5) and float(student["lee_first_sd"]) >= 0
+    with open(tmp_path / "t_tests.csv") as handle:
+        tests = list(csv.DictReader(handle))
+    assert [(t["row"], t["against"], t["metric"]) for t in tests] == [
+        ("student_both", "student_untrained", "lee_first"), ("student_both", "student_untrained", "pi_first"),
+        ("student_both", "structural_teacher", "lee_first"), ("student_both", "structural_teacher", "pi_first")]
+    assert all(t["significant"] == "True" for t in tests)
     text = (tmp_path / "t.md").read_text()
-    assert "| sbert | structural_teacher |" in text and "hypothesis" in text
-
-
-def test_hypothesis_lines_count_wins_per_teacher():
-    table = [{"row": "s", "kind": "structural_teacher", "loss": "", "a": 0.5, "b": 0.5},
-             {"row": "c", "kind": "contextual_teacher", "loss": "", "a": 0.2, "b": 0.9},
-             {"row": "both", "kind": "student", "loss": "cosine+soft_cca", "a": 0.6, "b": 0.6}]
-    lines = hypothesis_lines(table)
-    assert "beats the structural teacher (`s`) on 2 of 2 metrics" in lines[0]
-    assert "beats the contextual teacher (`c`) on 1 of 2 metrics (a)" in lines[1]
-    assert lines[2].endswith("**no**")
-    table[1]["b"] = 0.1
-    assert hypothesis_lines(table)[2].endswith("**yes**")
-
-
-def test_missing_task_embeddings_name_the_row(tmp_path):
-    rows = _rows(tmp_path)
-    del rows[0]["embeddings"]["pi"]
-    with pytest.raises(KeyError, match="sbert"):
-        build_rows(rows, ["lee", "pi"], {"lee": {}, "pi": {}}, evaluate=mean_pair_cosine)
+    assert "| student_both | student_both | cosine+soft_cca |" in text and " ±" in text
+    assert "Paired comparisons" in text and "T1" in text and "holds" in text
 
 
 def test_smoke_end_to_end_train_embed_and_table(tmp_path):
@@ -118,10 +161,10 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
             {"name": "pv", "kind": "contextual_teacher", "embeddings": {"lee": tmp_path / "contextual" / "eval_lee"}},
             {"name": "both_teachers", "kind": "teachers_concatenated", "embeddings": {"lee": tmp_path / "concat_eval"}},
             {"name": "untrained", "kind": "untrained_student", "embeddings": {"lee": tmp_path / "untrained_eval"}},
-            {"name": "student", "kind": "student", "loss": "cosine+soft_cca", "summary": tmp_path / "model" /
-             "training_summary.json", "embeddings": {"lee": tmp_path / "student_eval"}}]
-    table = build_rows(rows, ["lee"], {"lee": {}}, evaluate=mean_pair_cosine)
+            {"name": "student", "kind": "student", "loss": "cosine+soft_cca", "seed": 13, "summary": tmp_path /
+             "model" / "training_summary.json", "embeddings": {"lee": tmp_path / "student_eval"}}]
+    table = build_rows(rows, ["lee"])
     assert [r["dimension"] for r in table] == [16, 6, 22, 32, 16]
-    assert table[-1]["train_minutes"] != "" and all(-1 <= r["lee_cos01"] <= 1 for r in table)
-    write_table(table, tmp_path / "distill_table.csv", tmp_path / "distill_table.md")
-    assert "`student` beats" in (tmp_path / "distill_table.md").read_text()
+    assert table[-1]["train_minutes"] != ""
+    measurements = embedding_measurements(rows, ["lee"], {"lee": {}}, evaluate_units=first_coordinate_units)
+    assert [m.seed for m in measurements] == [None, None, None, None, 13]

@@ -121,8 +121,13 @@ def test_smoke_teachers_table_end_to_end(tmp_path, mirror, copy_workflow):
     assert list(table["teacher"]) == ["sbert_minilm", "pv_dm_16_lowercase", "pv_dm8_stem_dbow8_none"]
     assert list(table["dimension"]) == [384, 16, 16]
     assert table[["lee_pearson", "lee_spearman"]].abs().le(1).all().all()
-    assert table["polarity_accuracy"].between(0, 1).all()
+    assert table["polarity_accuracy"].between(0, 100).all()  # accuracy x 100
     assert table["pi_mrr"].between(0, 100).all() and table["rr_mrr"].between(0, 100).all()
+    # Each metric carries its bootstrap CI from the per-unit scores (teachers: one deterministic run).
+    for metric in ("lee_pearson", "lee_spearman", "polarity_accuracy", "pi_mrr", "rr_mrr"):
+        assert (table[f"{metric}_lo"] <= table[metric]).all() and (table[metric] <= table[f"{metric}_hi"]).all()
+    assert (table["n_seeds"] == 1).all() and (work / "data/statistics/units/distill_teachers.tables.parquet").is_file()
+    assert list(pd.read_csv(work / "results/distill_teachers_tests.csv").columns)[:3] == ["row", "against", "metric"]
     # The real (untrained) MiniLM beats two-epoch Paragraph Vectors on Lee similarity.
     assert table.loc[0, "lee_pearson"] > table.loc[1:, "lee_pearson"].max()
     assert (work / "results/distill_teachers.md").read_text().count("|") > 20

@@ -1,9 +1,12 @@
-# results/distill_imdb.{csv,md}: every row's IMDB accuracy with the thesis's head.
+# results/distill_imdb.{csv,md}: every row's IMDB accuracy with the thesis's head, CIs from the unit file.
 from multivec.distill.imdb import write_table
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
-    rows = [read_json(path) for path in snakemake.input]
-    write_table(rows, snakemake.output.csv, snakemake.output.md, snakemake.params.note)
+    params = snakemake.params
+    rows = [read_json(path) for path in snakemake.input.rows]
+    write_table(rows, snakemake.input.units, params.comparisons, params.statistics, snakemake.output.csv,
+                snakemake.output.md, snakemake.output.tests, params.note, claims_file=snakemake.input.claims,
+                claims=params.claims)
     log.info("%d rows -> %s", len(rows), snakemake.output.csv)

@@ -11,5 +11,7 @@ params = snakemake.params  # noqa: F821
 if params.action == "concat":
     concatenate_embeddings(list(snakemake.input), snakemake.output.folder)  # noqa: F821
 else:
-    table = build_rows(params.rows, params.tasks, params.task_files)
-    write_table(table, snakemake.output.csv, snakemake.output.md, params.note)  # noqa: F821
+    table = build_rows(params.entries, params.tasks)
+    write_table(table, params.tasks, snakemake.input.units, params.comparisons, params.statistics,  # noqa: F821
+                snakemake.output.csv, snakemake.output.md, snakemake.output.tests, params.note,  # noqa: F821
+                claims_file=snakemake.input.claims, claims=params.claims)  # noqa: F821

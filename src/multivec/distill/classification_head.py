@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -100,9 +100,10 @@ class HeadResult:
     classes: int
     n_train: int
     n_test: int
+    test_predictions: np.ndarray | None = field(default=None, repr=False, compare=False)  # per test row
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "test_predictions"}
 
 
 def train_head(vectors: np.ndarray, labels: np.ndarray, cfg: HeadConfig, classes: int | None = None,
@@ -168,8 +169,9 @@ def evaluate_head(train_vectors: np.ndarray, train_labels: np.ndarray, test_vect
     classes = int(max(train_labels.max(), test_labels.max())) + 1
     start = time.time()
     head, history = train_head(train_vectors, train_labels, cfg, classes)
-    return HeadResult(accuracy=accuracy(head, test_vectors, test_labels, cfg.eval_batch_size),
+    predictions = predict(head, test_vectors, cfg.eval_batch_size)
+    return HeadResult(accuracy=float((predictions == test_labels).mean()),
                       train_accuracy=accuracy(head, train_vectors, train_labels, cfg.eval_batch_size),
                       final_train_loss=history[-1], steps=cfg.epochs * math.ceil(len(train_labels) / cfg.batch_size),
                       seconds=time.time() - start, dimension=int(train_vectors.shape[1]), classes=classes,
-                      n_train=len(train_labels), n_test=len(test_labels))
+                      n_train=len(train_labels), n_test=len(test_labels), test_predictions=predictions)

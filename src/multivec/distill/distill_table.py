@@ -1,23 +1,25 @@
 """The distillation table (Burian 2023, §5 at demo scale; the thesis's hypothesis of §3: a student trained
 with both teachers beats either teacher alone).
 
-Rows: the structural teacher alone, the contextual teacher alone, the two concatenated, the untrained
-student, and the student trained with L_S only, L_C only and both (one row per trained run of the config).
-Columns: every demo task's metrics from ``multivec.distill.evaluation.evaluate_embeddings`` (as
-``<task>_<metric>``), each row's embedding dimension and training minutes. Every number is computed here from
-the artifacts; the thesis reports no results (its results chapter is empty), so there are no ``paper_*``
-columns.
+Rows (named by role, so that the claims and comparisons name the same rows at every scale; ``model`` says
+which teacher): the structural teacher alone, the contextual teacher alone, the two concatenated, the
+untrained student, and the student trained with L_S only, L_C only and both (one row per trained run of the
+config, each at every seed of the seed set). Columns: every demo task's metrics
+(``multivec.distill.evaluation.METRICS``) as the seed mean with its CI and seed SD, computed from the per-unit
+scores (``table_statistics``), each row's embedding dimension and training minutes. The thesis reports no
+results (its results chapter is empty), so there are no ``paper_*`` columns; its hypothesis is claim D1 of
+``config/claims.yaml``, whose verdict ends the Markdown.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from multivec.io import read_json, write_csv
+from multivec.io import read_json
 
 ROW_KINDS = ("structural_teacher", "contextual_teacher", "teachers_concatenated", "untrained_student",
              "student")
@@ -59,68 +61,78 @@ def training_minutes(summary_path: str | os.PathLike | None) -> float | None:
     return float(summary["train_minutes"])
 
 
-def build_rows(rows: Sequence[dict[str, Any]], tasks: Sequence[str], task_files: dict[str, Any],
-               evaluate: Callable[[str, str, Any], dict[str, float]] | None = None) -> list[dict[str, Any]]:
-    """``rows``: ``{"name", "kind", "embeddings": {task: folder}, "summary": path | None, "loss": str}``.
-    ``evaluate`` defaults to ``multivec.distill.evaluation.evaluate_embeddings``."""
-    if evaluate is None:
-        from multivec.distill.evaluation import evaluate_embeddings as evaluate
+def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[dict[str, Any]]:
+    """One table row per row name from ``entries`` (one per (row, seed): ``{"name", "kind", "seed",
+    "embeddings": {task: folder}, "summary": path | None, "loss": str, "model": str}``): kind, loss, the
+    teacher's model, every task metric (empty: the seed means come from the unit file,
+    ``table_statistics.with_statistics``), the embedding dimension and the training minutes averaged
+    over the row's seeds."""
     from multivec.distill.embeddings import read_embeddings
+    from multivec.distill.evaluation import METRICS
 
-    table = []
-    for row in rows:
-        if row["kind"] not in ROW_KINDS:
-            raise ValueError(f"distill table row {row['name']!r}: kind {row['kind']!r} not one of "
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        if entry["kind"] not in ROW_KINDS:
+            raise ValueError(f"distill table row {entry['name']!r}: kind {entry['kind']!r} not one of "
                              f"{', '.join(ROW_KINDS)}")
-        out: dict[str, Any] = {"row": row["name"], "kind": row["kind"], "loss": row.get("loss", "")}
+        by_name.setdefault(entry["name"], []).append(entry)
+    table = []
+    for name, group in by_name.items():
+        first = group[0]
+        out: dict[str, Any] = {"row": name, "kind": first["kind"], "loss": first.get("loss", ""),
+                               "model": first.get("model", "")}
+        out.update({metric: float("nan") for task in tasks for metric in METRICS[task]})
         dimension = None
-        for task in tasks:
-            folder = row["embeddings"].get(task)
-            if folder is None:
-                raise KeyError(f"distill table row {row['name']!r}: no embeddings for task {task!r}")
-            _, vectors, _ = read_embeddings(folder)
-            if dimension is not None and vectors.shape[1] != dimension:
-                raise ValueError(f"{folder}: dimension {vectors.shape[1]}, but the row's other tasks have "
-                                 f"{dimension}")
-            dimension = int(vectors.shape[1])
-            for metric, value in evaluate(task, str(folder), task_files[task]).items():
-                # metric names already carry their task (evaluation.METRICS)
-                out[metric if metric.startswith(f"{task}_") else f"{task}_{metric}"] = round(float(value), 4)
+        for entry in group:
+            for task in tasks:
+                folder = entry["embeddings"].get(task)
+                if folder is None:
+                    raise KeyError(f"distill table row {name!r} (seed {entry.get('seed')}): no embeddings for "
+                                   f"task {task!r}")
+                found = int(read_embeddings(folder)[1].shape[1])
+                if dimension is not None and found != dimension:
+                    raise ValueError(f"{folder}: dimension {found}, but the row's other tasks have {dimension}")
+                dimension = found
         out["dimension"] = dimension
-        minutes = training_minutes(row.get("summary"))
-        out["train_minutes"] = "" if minutes is None else round(minutes, 2)
+        minutes = [m for m in (training_minutes(e.get("summary")) for e in group) if m is not None]
+        out["train_minutes"] = round(float(np.mean(minutes)), 2) if minutes else ""
         table.append(out)
     return table
 
 
-def hypothesis_lines(table: Sequence[dict[str, Any]]) -> list[str]:
-    """Whether the student trained with both teachers beats each teacher alone, metric by metric."""
-    metrics = [k for k in table[0] if k not in ("row", "kind", "loss", "dimension", "train_minutes")]
-    teachers = {r["kind"]: r for r in table if r["kind"] in ("structural_teacher", "contextual_teacher")}
-    both = [r for r in table if r["kind"] == "student" and "+" in str(r.get("loss", ""))]
-    lines = []
-    for student in both:
-        for kind, teacher in teachers.items():
-            wins = [m for m in metrics if student[m] > teacher[m]]
-            lines.append(f"- `{student['row']}` beats the {kind.replace('_', ' ')} (`{teacher['row']}`) on "
-                         f"{len(wins)} of {len(metrics)} metrics" + (f" ({', '.join(wins)})" if wins else ""))
-        beats_all = all(all(student[m] > t[m] for m in metrics) for t in teachers.values())
-        lines.append(f"- hypothesis (beats either teacher alone on every metric) for `{student['row']}`: "
-                     f"**{'yes' if beats_all else 'no'}**")
-    return lines
+def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: str | os.PathLike,
+                comparisons: Sequence[dict[str, Any]] | None, statistics: dict[str, Any],
+                csv_path: str | os.PathLike, md_path: str | os.PathLike, tests_path: str | os.PathLike,
+                note: str = "", claims_file: str | os.PathLike | None = None,
+                claims: dict[str, Any] | None = None) -> None:
+    """``results/distill_table.{csv,md}`` and ``_tests.csv``: ``table`` (``build_rows``) with every metric
+    from the per-unit scores in ``units`` (seed mean, CI, seed SD), the declared comparisons, and the
+    verdicts of the claims on this table (``config/claims.yaml``, ``claims_params()``)."""
+    import pandas as pd
 
+    from multivec.distill.evaluation import METRICS
+    from multivec.distill.table_statistics import (
+        claim_lines,
+        markdown_table,
+        statistics_note,
+        with_statistics,
+        write_frame,
+        write_tests,
+    )
 
-def write_table(table: Sequence[dict[str, Any]], csv_path: str | os.PathLike, md_path: str | os.PathLike,
-                note: str = "") -> None:
     if not table:
         raise ValueError("distill table: no rows")
-    write_csv(csv_path, list(table))
-    columns = list(table[0])
+    metrics = [metric for task in tasks for metric in METRICS[task]]
+    frame, stats = with_statistics(pd.DataFrame(list(table)), "row", metrics, units, comparisons, statistics)
+    write_frame(frame, csv_path)
+    write_tests(stats, tests_path)
+    digits = {m: 3 if m.startswith("lee_") else 2 for m in metrics}
     lines = ["# Document embedding by distillation (Burian 2023): teachers and students, demo tasks", ""]
     if note:
         lines += [note, ""]
-    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(str(r.get(c, "")) for c in columns) + " |" for r in table]
-    lines += ["", "Does the student trained with both teachers beat either teacher alone?", ""]
-    lines += hypothesis_lines(table) or ["- no student trained with both losses in this run"]
-    Path(md_path).write_text("\n".join(lines) + "\n")
+    lines += markdown_table(frame, ["row", "model", "loss", *metrics, "dimension", "n_seeds"], digits)
+    lines += ["", statistics_note(stats, statistics["confidence"]), ""]
+    tests = stats.markdown_tests()
+    lines += (tests + [""]) if tests else []
+    lines += claim_lines(claims_file, {"distill_table": units}, claims)
+    Path(md_path).write_text("\n".join(lines).rstrip("\n") + "\n")

@@ -3,21 +3,28 @@
 - ``lee``: Lee et al. (2005) document similarity — Pearson and Spearman correlation between the
   cosine of the 50 documents' embeddings and the human ratings, over the 1,225 pairs of the upper
   triangle of ``similarities.txt``;
-- ``polarity``: movie-review polarity (200 labelled sentences) — accuracy of a logistic regression
-  on the frozen embeddings, stratified 5-fold cross-validation (a fixed fold seed);
+- ``polarity``: movie-review polarity (200 labelled sentences) — accuracy x 100 of a logistic
+  regression on the frozen embeddings, each sentence predicted by the model of the stratified 5-fold
+  cross-validation (a fixed fold seed) that did not train on it;
 - ``pi`` / ``rr``: NUGGET's ranking tasks with one vector per document — cosine between the query's
   and each candidate's embedding, MRR x 100 (``multivec.evaluation.ranking_evaluation``, the same
   scoring as Table 2).
 
-``evaluate_embeddings(task_name, embeddings_folder, task_files)`` takes ``task_files =
-{"task": <gold folder>}`` (``task_files(task)`` gives the DAG's paths) or ``{"documents":
-<eval_<task>.jsonl>}`` (the gold folder is beside it, without ``.jsonl``) and returns named floats.
+``evaluate_units(task_name, embeddings_folder, task_files)`` scores every evaluation unit: a Lee
+document pair ``"lee_03|lee_17"`` (its cosine and human rating; statistics ``pearson`` and
+``spearman``), a polarity sentence (its out-of-fold prediction correct, x 100; ``mean``) or a ranking
+query (100 / the answer's rank; ``mean``), as ``UnitScores`` per metric. ``evaluate_embeddings``
+gives the named floats the tables show, computed from those units (so the CIs and tests of
+``multivec.statistics`` are computed from exactly what the table reports). ``task_files`` is
+``{"task": <gold folder>}`` (``task_files(task)`` gives the DAG's paths) or ``{"documents":
+<eval_<task>.jsonl>}`` (the gold folder is beside it, without ``.jsonl``).
 The thesis's paper-scale head (Linear-50-ReLU-Dropout-Linear on IMDB) is not part of the demo.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +36,21 @@ POLARITY_FOLDS = 5
 FOLD_SEED = 0
 METRICS = {"lee": ("lee_pearson", "lee_spearman"), "polarity": ("polarity_accuracy",),
            "pi": ("pi_mrr",), "rr": ("rr_mrr",)}
+
+
+@dataclass
+class UnitScores:
+    """One metric of one embeddings folder per evaluation unit: ``statistic`` (a name of
+    ``multivec.statistics.STATISTICS``), ``units`` (ids) and ``values`` ((n,) or (n, components))."""
+
+    statistic: str
+    units: list[str]
+    values: np.ndarray
+
+    def value(self) -> float:
+        from multivec.statistics import compute_statistic
+
+        return float(compute_statistic(self.statistic, self.values))
 
 
 def task_files(task: str, root: str = "data/built/distill") -> dict[str, str]:
@@ -43,29 +65,56 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
-def lee_correlations(vectors: np.ndarray, ratings: np.ndarray) -> dict[str, float]:
-    from scipy.stats import pearsonr, spearmanr
-
+def lee_pairs(vectors: np.ndarray, ratings: np.ndarray) -> np.ndarray:
+    """(n_pairs, 2): the cosine of each document pair of the upper triangle (i < j) and its human rating."""
     unit = _unit(vectors)
-    cosine = unit @ unit.T
     upper = np.triu_indices(len(ratings), k=1)
-    return {"lee_pearson": float(pearsonr(cosine[upper], ratings[upper])[0]),
-            "lee_spearman": float(spearmanr(cosine[upper], ratings[upper])[0])}
+    return np.stack([(unit @ unit.T)[upper], np.asarray(ratings, dtype=np.float64)[upper]], axis=1)
 
 
-def polarity_accuracy(vectors: np.ndarray, labels: np.ndarray, folds: int = POLARITY_FOLDS) -> dict[str, float]:
+def lee_units(vectors: np.ndarray, ratings: np.ndarray, ids: list[str]) -> dict[str, UnitScores]:
+    """Lee similarity per document pair: Pearson and Spearman of cosine vs. human rating over the pairs."""
+    i, j = np.triu_indices(len(ratings), k=1)
+    pairs = [f"{ids[a]}|{ids[b]}" for a, b in zip(i, j)]
+    values = lee_pairs(vectors, ratings)
+    return {"lee_pearson": UnitScores("pearson", pairs, values), "lee_spearman": UnitScores("spearman", pairs, values)}
+
+
+def lee_correlations(vectors: np.ndarray, ratings: np.ndarray) -> dict[str, float]:
+    ids = [f"lee_{n:02d}" for n in range(len(ratings))]
+    return {metric: scores.value() for metric, scores in lee_units(vectors, ratings, ids).items()}
+
+
+def polarity_predictions(vectors: np.ndarray, labels: np.ndarray, folds: int = POLARITY_FOLDS) -> np.ndarray:
+    """Each sentence's out-of-fold prediction: a logistic regression (standardised inputs) trained on the
+    other folds of a stratified ``folds``-fold split with a fixed fold seed."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     classifier = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     splits = StratifiedKFold(n_splits=folds, shuffle=True, random_state=FOLD_SEED)
-    scores = cross_val_score(classifier, vectors, labels, cv=splits)
-    return {"polarity_accuracy": float(scores.mean())}
+    return cross_val_predict(classifier, vectors, labels, cv=splits)
 
 
-def ranking_mrr(task_name: str, folder: str | os.PathLike, gold: str | os.PathLike) -> dict[str, float]:
+def polarity_units(vectors: np.ndarray, labels: np.ndarray, ids: list[str],
+                   folds: int = POLARITY_FOLDS) -> dict[str, UnitScores]:
+    """Polarity per sentence: 100 if its out-of-fold prediction is its label, else 0 (accuracy x 100)."""
+    correct = 100.0 * (polarity_predictions(vectors, labels, folds) == np.asarray(labels))
+    return {"polarity_accuracy": UnitScores("mean", list(ids), correct)}
+
+
+def polarity_accuracy(vectors: np.ndarray, labels: np.ndarray, folds: int = POLARITY_FOLDS) -> dict[str, float]:
+    """Out-of-fold accuracy x 100 (with equal folds, the mean of the folds' accuracies)."""
+    ids = [str(n) for n in range(len(labels))]
+    return {metric: scores.value() for metric, scores in polarity_units(vectors, labels, ids, folds).items()}
+
+
+def ranking_units(task_name: str, folder: str | os.PathLike, gold: str | os.PathLike) -> dict[str, UnitScores]:
+    """A ranking task per query: 100 / the answer's rank among the query's candidates by cosine (ties
+    pessimistic), whose mean is MRR x 100. A query's unit is its source document (its position when a
+    source repeats)."""
     from multivec.evaluation.ranking_evaluation import result_from_scores
     from multivec.tasks.ranking_task import RankingTask
 
@@ -75,12 +124,19 @@ def ranking_mrr(task_name: str, folder: str | os.PathLike, gold: str | os.PathLi
     source_vectors = _unit(vectors_for(folder, sources))
     candidate_vectors = _unit(vectors_for(folder, list(candidates.ravel()))).reshape(*candidates.shape, -1)
     scores = np.einsum("qd,qcd->qc", source_vectors, candidate_vectors)
-    return {f"{task_name}_mrr": result_from_scores(task, scores, "single_vector_cosine").mrr}
+    result = result_from_scores(task, scores, "single_vector_cosine")
+    units = sources if len(set(sources)) == len(sources) else [f"{k}:{s}" for k, s in enumerate(sources)]
+    reciprocal = np.array([100.0 / row["rank_of_answer"] for row in result.rankings])
+    return {f"{task_name}_mrr": UnitScores("mean", units, reciprocal)}
 
 
-def evaluate_embeddings(task_name: str, embeddings_folder: str | os.PathLike,
-                        task_files: dict[str, str]) -> dict[str, float]:
-    """Scores of the embeddings in ``embeddings_folder`` on one demo task (see the module docstring)."""
+def ranking_mrr(task_name: str, folder: str | os.PathLike, gold: str | os.PathLike) -> dict[str, float]:
+    return {metric: scores.value() for metric, scores in ranking_units(task_name, folder, gold).items()}
+
+
+def evaluate_units(task_name: str, embeddings_folder: str | os.PathLike,
+                   task_files: dict[str, str]) -> dict[str, UnitScores]:
+    """Per-unit scores of the embeddings in ``embeddings_folder`` on one demo task (module docstring)."""
     from multivec.distill.documents import read_lee_similarities
     from multivec.io import read_jsonl
 
@@ -95,10 +151,17 @@ def evaluate_embeddings(task_name: str, embeddings_folder: str | os.PathLike,
                        f"(eval_<task>.jsonl beside it), got {sorted(task_files)}")
     if task_name == "lee":
         ratings = read_lee_similarities(gold / "similarities.txt")
-        vectors = vectors_for(embeddings_folder, [f"lee_{n:02d}" for n in range(len(ratings))])
-        return lee_correlations(vectors, ratings)
+        ids = [f"lee_{n:02d}" for n in range(len(ratings))]
+        return lee_units(vectors_for(embeddings_folder, ids), ratings, ids)
     if task_name == "polarity":
         rows = read_jsonl(gold / "labels.jsonl")
-        vectors = vectors_for(embeddings_folder, [r["id"] for r in rows])
-        return polarity_accuracy(vectors, np.array([r["label"] for r in rows]))
-    return ranking_mrr(task_name, embeddings_folder, gold)
+        ids = [r["id"] for r in rows]
+        return polarity_units(vectors_for(embeddings_folder, ids), np.array([r["label"] for r in rows]), ids)
+    return ranking_units(task_name, embeddings_folder, gold)
+
+
+def evaluate_embeddings(task_name: str, embeddings_folder: str | os.PathLike,
+                        task_files: dict[str, str]) -> dict[str, float]:
+    """The task's metrics (``METRICS``) of the embeddings, each the statistic of its per-unit scores."""
+    return {metric: scores.value()
+            for metric, scores in evaluate_units(task_name, embeddings_folder, task_files).items()}

@@ -1,8 +1,8 @@
 """Inspectors for the student side of document embedding by distillation (Burian 2023, §3.1, §4):
 
-- a trained student ``models/distill/<run>/`` (``training.py``): the common model view plus its losses,
+- a trained student ``models/distill/<run>/seed<seed>/`` (``training.py``): the common model view plus its losses,
   combination, heads and length-mask share;
-- an embeddings folder ``data/distill/{student/<run>,concat}/<split>/`` (``embeddings.safetensors`` +
+- an embeddings folder ``data/distill/{student/<run>/seed<seed>,student/untrained,concat}/<split>/`` (``embeddings.safetensors`` +
   ``ids.txt`` + ``meta.json``): count, dimension, norms, a few ids.
 """
 

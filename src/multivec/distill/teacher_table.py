@@ -1,7 +1,9 @@
 """The teacher selection table (Burian 2023, §3.2: the grid the thesis uses to choose its structural
 and contextual teachers): every SBERT teacher and every Paragraph Vector variant scored on every
 demo evaluation task (``multivec.distill.evaluation``), with its dimension, the truncation share of
-its training documents and the minutes it took to embed them.
+its training documents and the minutes it took to embed them. Every metric comes from the per-unit
+scores (``teacher_measurements`` -> ``data/statistics/units/distill_teachers.<seedset>.parquet``) with
+its bootstrap CI (``multivec.distill.table_statistics``); the teachers are deterministic (seed None).
 
 The thesis's results chapter is empty, so there are no ``paper_*`` columns; the orientation values
 quoted in the issue are for checking by eye only.
@@ -13,15 +15,21 @@ import os
 from pathlib import Path
 
 from multivec.distill.embeddings import read_embeddings
-from multivec.distill.evaluation import METRICS, evaluate_embeddings, task_files
+from multivec.distill.evaluation import METRICS
 
 COLUMNS = ("teacher", "kind", "model", "dimension", "lee_pearson", "lee_spearman", "polarity_accuracy",
            "pi_mrr", "rr_mrr", "train_truncated_share", "train_documents", "embed_minutes")
 
 
-def teacher_row(name: str, kind: str, folders: dict[str, str], tasks: list[str],
-                gold_root: str = "data/built/distill") -> dict:
-    """One row: ``folders`` maps ``train`` and ``eval_<task>`` to embeddings folders of this teacher."""
+def teacher_entries(teachers: list, tasks: list[str]) -> list[dict]:
+    """``(name, kind, {split: folder})`` teachers as unit entries (``table_statistics.embedding_measurements``)."""
+    return [{"name": name, "seed": None, "embeddings": {task: folders[f"eval_{task}"] for task in tasks}}
+            for name, _, folders in teachers]
+
+
+def teacher_row(name: str, kind: str, folders: dict[str, str], tasks: list[str]) -> dict:
+    """One row: ``folders`` maps ``train`` and ``eval_<task>`` to embeddings folders of this teacher; the
+    metrics are left empty for ``write_table`` to fill from the unit file."""
     _, _, train_meta = read_embeddings(folders["train"])
     row = {"teacher": name, "kind": kind, "model": train_meta.get("model", ""),
            "dimension": train_meta["dimension"], "train_truncated_share": train_meta.get("truncated_share"),
@@ -30,34 +38,45 @@ def teacher_row(name: str, kind: str, folders: dict[str, str], tasks: list[str],
     for task in tasks:
         folder = folders[f"eval_{task}"]
         minutes += float(read_embeddings(folder)[2].get("seconds", 0.0))
-        scores = evaluate_embeddings(task, folder, task_files(task, gold_root))
-        row.update({key: round(value, 4) for key, value in scores.items()})
     row["embed_minutes"] = round(minutes / 60.0, 2)
-    for task in set(METRICS) - set(tasks):
-        row.update({key: None for key in METRICS[task]})
-    return {column: row.get(column) for column in COLUMNS}
+    return {column: row.get(column, float("nan")) for column in COLUMNS}
 
 
-def to_markdown(rows: list[dict]) -> str:
-    def cell(value):
-        if value is None:
-            return "–"
-        return f"{value:.3f}" if isinstance(value, float) else str(value)
+def write_table(rows: list[dict], tasks: list[str], units: str | os.PathLike, comparisons: list | None,
+                statistics: dict, csv_path: str | os.PathLike, md_path: str | os.PathLike,
+                tests_path: str | os.PathLike, claims_file: str | os.PathLike | None = None,
+                claims: dict | None = None) -> None:
+    """``results/distill_teachers.{csv,md}`` and ``_tests.csv``: ``rows`` (``teacher_row``) with every task
+    metric from the unit file (CI columns beside it), the declared comparisons and the claims on this table."""
+    import pandas as pd
 
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell(row[c]) for c in COLUMNS) + " |" for row in rows]
-    note = ("Teachers of the distillation work (Burian 2023, §3.2) on the demo tasks: Lee document similarity "
-            "(Pearson/Spearman of cosine vs. human ratings), polarity (5-fold logistic regression accuracy), "
-            "PI/RR (single-vector cosine, MRR x 100). Paragraph Vector is trained on the distillation training "
-            "documents only; evaluation documents get infer_vector. train_truncated_share: training documents "
-            "longer than the SBERT teacher's token limit.")
-    return "\n".join(lines) + "\n\n" + note + "\n"
-
-
-def write_table(rows: list[dict], csv_path: str | os.PathLike, md_path: str | os.PathLike) -> None:
-    from multivec.io import write_csv
+    from multivec.distill.table_statistics import (
+        claim_lines,
+        markdown_table,
+        statistics_note,
+        with_statistics,
+        write_frame,
+        write_tests,
+    )
 
     if not rows:
         raise ValueError("no teacher rows to write")
-    write_csv(csv_path, rows)
-    Path(md_path).write_text(to_markdown(rows), encoding="utf-8")
+    metrics = [metric for task in tasks for metric in METRICS[task]]
+    frame, stats = with_statistics(pd.DataFrame(rows), "teacher", metrics, units, comparisons, statistics)
+    write_frame(frame, csv_path)
+    write_tests(stats, tests_path)
+    digits = {m: 3 if m.startswith("lee_") else 2 for m in metrics}
+    every_metric = {m for names in METRICS.values() for m in names}
+    shown = [c for c in COLUMNS if c in metrics or c not in every_metric]  # the tasks of this run
+    lines = ["# Distillation teachers (Burian 2023, §3.2) on the demo tasks", ""]
+    lines += markdown_table(frame, shown, digits)
+    lines += ["", "Teachers of the distillation work (Burian 2023, §3.2) on the demo tasks: Lee document similarity "
+              "(Pearson/Spearman of cosine vs. human ratings), polarity (accuracy x 100 of out-of-fold 5-fold "
+              "logistic regression predictions), PI/RR (single-vector cosine, MRR x 100). Paragraph Vector is "
+              "trained on the distillation training documents only; evaluation documents get infer_vector. "
+              "train_truncated_share: training documents longer than the SBERT teacher's token limit.", "",
+              statistics_note(stats, statistics["confidence"]), ""]
+    tests = stats.markdown_tests()
+    lines += (tests + [""]) if tests else []
+    lines += claim_lines(claims_file, {"distill_teachers": units}, claims)
+    Path(md_path).write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
