@@ -8,12 +8,12 @@ from multivec.statistics.claims import claim_tables as _claim_tables
 from multivec.statistics.claims import load_claims as _load_claims
 
 CLAIMS = _load_claims(claims_file())
-_check_claims(CLAIMS, STAT_TABLES, STATS.get("skip_claims") or {}, where=STATS["claims_file"])
+_check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
 
 
 def claims_units(wildcards=None):
     """{table: unit file over the claim seeds} of every table a claim reads that this scale builds."""
-    skip = STATS.get("skip_claims") or {}
+    skip = skipped_claims()
     tables = set()
     for claim_id, claim_tables in _claim_tables(CLAIMS).items():
         if claim_id not in skip:

@@ -46,6 +46,12 @@ def claims_file():
     return path if os.path.isabs(path) else os.path.join(workflow.basedir, path)
 
 
+def skipped_claims():
+    """{claim id: why} of statistics.skip_claims; a null reason (a later config file lifting a base
+    file's skip) is not a skip."""
+    return {k: v for k, v in (STATS.get("skip_claims") or {}).items() if v is not None}
+
+
 def claims_params():
     """Params of a rule that computes verdicts (the claims rule, each table's Markdown)."""
-    return {**statistics_params(), "scale": config["scale"], "skip": dict(STATS.get("skip_claims") or {})}
+    return {**statistics_params(), "scale": config["scale"], "skip": skipped_claims()}
