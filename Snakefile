@@ -23,6 +23,10 @@ for _note in check_config(config):
     print(f"Config check skipped: {_note}", file=sys.stderr)
 
 
+# `snakemake --report report.html`: every output flagged with report() in the rules, by category.
+report: "workflow/report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/statistics_common.smk"
 include: "rules/data.smk"
@@ -44,6 +48,8 @@ include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
 include: "rules/claims.smk"
+# Runtime and peak memory per rule (the report's "Runtime and memory"): runs after every other target of `all`.
+include: "rules/rule_benchmarks.smk"
 # Last: every work above has registered its training corpora and evaluation tasks for the audit.
 include: "rules/audit.smk"
 
@@ -65,3 +71,4 @@ rule all:
         expand("results/nugget_fig7_probability_gain.{ext}", ext=["csv", "png"]),
         expand("results/nugget_fig8_probability_gain_lengths.{ext}", ext=["csv", "png"]),
         expand("results/nugget_fig11_probability_gain_all.{ext}", ext=["csv", "png"]),
+        RULE_BENCHMARK_OUTPUTS,  # runtime and memory per rule, after every other target above
