@@ -41,7 +41,7 @@ assumed: MFU is left empty and ``mfu_note`` says why.
     # on a CUDA GPU (the figures to commit; results/benchmarks/paper_shape_step.{csv,png}):
     python benchmarks/paper_shape_step.py                      # bf16, 1 warm-up + 2 timed steps per work
     python benchmarks/paper_shape_step.py --precision fp16 --works distill
-    # anywhere, in about 30 s: every shape scaled down, CPU, fp32 (tests/test_paper_shape_step.py):
+    # anywhere, in about 10 s: every shape scaled down, CPU, fp32 (tests/test_paper_shape_step.py):
     python benchmarks/paper_shape_step.py --tiny --out /tmp/paper_shape_step_tiny
 
 bf16/fp16 without CUDA stops at once with a message and exit status 2 (the engine itself refuses mixed
@@ -219,7 +219,7 @@ class WorkRun:
     architecture: str
     task: Any
     train: Any  # TrainConfig
-    count_tokens: Callable[[Any], int]  # tokens of one batch (every position a transformer stack reads)
+    count_tokens: Callable[[Any], Any]  # tokens of one batch (every position a transformer stack reads)
     shape: Callable[[Any], str]  # the batch's shape, in words
     flop_rows: int | None = None  # count FLOPs on this many rows of a micro-batch (None: all of it)
 
@@ -266,7 +266,7 @@ def nugget_work(config: dict, tokenizer, workdir: Path, args, steps: int) -> Wor
     return WorkRun(
         "nugget", f"mBART-large-50 (NUGGET {row['objective'].upper()} r={row['ratio']}, frozen bottom "
                   f"l={settings['scorer_layer']})" if not tiny else "mBART (tiny)", task, train,
-        count_tokens=lambda b: int(b[1].sum()) + int(b[2].numel()),
+        count_tokens=lambda b: b[1].sum() + b[2].numel(),
         shape=lambda b: f"{b[0].shape[0]}x{b[0].shape[1]} source, {b[2].shape[0]}x{b[2].shape[1]} target")
 
 
@@ -305,7 +305,7 @@ def subencoder_work(config: dict, tokenizer, workdir: Path, args, steps: int) ->
     task = SubEncoderTask(model_config, train, rows, None, section["train"].get("temperature", DEFAULT_TEMPERATURE))
     name = backbone["encoder"].split("/")[-1]
     return WorkRun("subencoder", f"{name} encoder (SubEncoder, MLP head)" if not tiny else f"{name} (tiny)", task,
-                   train, count_tokens=lambda b: int(b[1].sum()),
+                   train, count_tokens=lambda b: b[1].sum(),
                    shape=lambda b: f"{b[0].shape[0]}x{b[0].shape[1]} sentences, {b[2].shape[0]} propositions")
 
 
@@ -345,7 +345,7 @@ def distill_work(config: dict, tokenizer, workdir: Path, args, steps: int) -> Wo
     return WorkRun("distill", f"Longformer-base-4096 student ({loss.structural} + {loss.contextual}, gradient "
                    f"checkpointing {'on' if student.get('gradient_checkpointing') else 'off'})" if not tiny
                    else "Longformer (tiny)", task, train,
-                   count_tokens=lambda b: int(b[0].attention_mask.sum()),
+                   count_tokens=lambda b: b[0].attention_mask.sum(),
                    shape=lambda b: f"{b[0].input_ids.shape[0]}x{b[0].input_ids.shape[1]} documents", flop_rows=2)
 
 
@@ -391,17 +391,17 @@ def _timed_task_class():
             if self.calls % self.run.train.grad_accumulation == 0:  # a new optimizer step begins
                 _synchronize()
                 self.starts.append(time.perf_counter())
-                self.tokens.append(0)
+                self.tokens.append([])
                 self.losses.append([])
             self.calls += 1
             batch = self.inner.make_batch(spec, generator)
-            self.tokens[-1] += self.run.count_tokens(batch)
+            self.tokens[-1].append(self.run.count_tokens(batch))  # a tensor: read after the run, no sync here
             self.shapes.append(self.run.shape(batch))
             return batch
 
         def loss(self, module, batch):
             value, count = self.inner.loss(module, batch)
-            self.losses[-1].append(float(value.detach()))
+            self.losses[-1].append(value.detach())  # read after the run: no extra sync inside the step
             return value, count
 
         def step_ended(self, *_):
@@ -499,8 +499,11 @@ def peak_tflops(device_name: str, precision: str, override: float | None) -> tup
 
 
 def _reset_peak_memory(device) -> None:
+    import gc
+
     import torch
 
+    gc.collect()  # the previous work's model and optimizer
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
@@ -564,14 +567,14 @@ def run_work(name: str, config: dict, tokenizer, workdir: Path, args) -> dict:
         raise BenchmarkError(f"{name}: {len(timed.ends)} optimizer steps ended for {steps} started (an fp16 step "
                              "skipped for inf/NaN gradients?)")
     seconds = [end - start for start, end in zip(timed.starts[args.warmup_steps:], timed.ends[args.warmup_steps:])]
-    tokens = timed.tokens[args.warmup_steps:]
+    tokens = [sum(int(n) for n in step) for step in timed.tokens[args.warmup_steps:]]
     per_step = sum(seconds) / len(seconds)
     flops, attention_share = count_flops(run.task, run, trainer.runtime)
     label = device_label(trainer.runtime.device)
     peak, note = peak_tflops(label, run.train.precision, args.peak_tflops)
     achieved = flops / per_step / 1e12
     model = run.task.model
-    last_losses = timed.losses[-1]
+    last_losses = [float(value) for value in timed.losses[-1]]
     return {
         "work": name, "architecture": run.architecture, "scale": "tiny" if args.tiny else "paper", "device": label,
         "precision": run.train.precision, "parameters": sum(p.numel() for p in model.parameters()),
@@ -626,7 +629,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tiny", action="store_true", help="every shape scaled down; CPU, fp32 (about 30 s)")
+    parser.add_argument("--tiny", action="store_true", help="every shape scaled down; CPU, fp32 (about 10 s)")
     parser.add_argument("--works", nargs="+", choices=WORKS, default=list(WORKS))
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default=None,
                         help="default: bf16 (paper shapes), fp32 (--tiny)")
