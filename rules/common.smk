@@ -147,11 +147,29 @@ def table2_evaluations(seeds, suffix="json"):
     return expand("results/table2/{run}/{task}.{suffix}", run=table2_runs(seeds), task=TASKS, suffix=suffix)
 
 
-def table2_ranking_files(seeds):
-    """(rankings file, row, seed, task) of every Table 2 run over these seeds (units_table2's inputs)."""
+def claimed_rows(table):
+    """Rows of `table` that some claim of statistics.claims_file names (rules/statistics_common.smk)."""
+    from multivec.statistics.claims import load_claims, references
+
+    return {ref.row for claim in load_claims(claims_file()) for ref in references(claim["rule"], str(claim["id"]))
+            if ref.table == table}
+
+
+def seedset_rows(table, seedset, rows):
+    """The rows of a table's unit file over a seed set: every row for `tables`; for `claims`, the rows a
+    claim names (only they are trained at the claim seeds), in table order."""
+    if seedset == "tables":
+        return list(rows)
+    named = claimed_rows(table)
+    return [row for row in rows if row in named]
+
+
+def table2_ranking_files(seedset):
+    """(rankings file, row, seed, task) of every Table 2 run of a seed set (units_table2's inputs)."""
+    seeds = model_seeds(seedset)
     return [(f"results/table2/{row_run(name, seed)}/{task}.rankings.jsonl", name, seed, task)
-            for name, row in ROWS.items() for seed in (seeds if row["kind"] in TRAINED_KINDS else [None])
-            for task in TASKS]
+            for name in seedset_rows("table2", seedset, ROWS)
+            for seed in (seeds if ROWS[name]["kind"] in TRAINED_KINDS else [None]) for task in TASKS]
 
 
 def rule_resources(family):
@@ -285,23 +303,26 @@ def long_rows():
     return [f"{o}_r{r}" for o in LONG_OBJECTIVES for r in LONG_RATIOS]
 
 
-def fig4_hypothesis_files(seeds):
-    """(decoded dev documents JSONL, row, seed, objective) of every Fig. 4 model over these seeds."""
+def fig4_hypothesis_files(seedset):
+    """(decoded dev documents JSONL, row, seed, objective) of every Fig. 4 model of a seed set."""
+    rows = seedset_rows("nugget_fig4", seedset, long_rows())
     return [(f"results/nugget_analysis/bleu/{o}_r{r}/seed{seed}.jsonl", f"{o}_r{r}", seed, o)
-            for o in LONG_OBJECTIVES for r in LONG_RATIOS for seed in seeds]
+            for o in LONG_OBJECTIVES for r in LONG_RATIOS if f"{o}_r{r}" in rows for seed in model_seeds(seedset)]
 
 
-def fig5_document_files(seeds, ratio):
-    """(per-document selections JSONL, row = objective, seed) of Fig. 5's models (at `ratio`) over these seeds."""
+def fig5_document_files(seedset, ratio):
+    """(per-document selections JSONL, row = objective, seed) of Fig. 5's models (at `ratio`) of a seed set."""
     return [(f"results/nugget_analysis/selected_tokens/{o}_r{ratio}/seed{seed}.jsonl", o, seed)
-            for o in LONG_OBJECTIVES for seed in seeds]
+            for o in seedset_rows("nugget_fig5", seedset, LONG_OBJECTIVES) for seed in model_seeds(seedset)]
 
 
 # Raw eq. 9 gains of one document length, from the AE model of one training seed (rules/nugget_gain.smk).
 GAIN_FILE = "results/nugget_analysis/probability_gain/seed{seed}/len{length}.safetensors"
 
 
-def gain_files(seeds, lengths):
-    """(gains file, row = len<L>, seed) of every document length over these seeds (units_nugget_fig7_8)."""
-    return [(GAIN_FILE.format(seed=seed, length=length), f"len{length}", seed) for length in lengths for seed in seeds]
+def gain_files(seedset, lengths):
+    """(gains file, row = len<L>, seed) of every document length of a seed set (units_nugget_fig7_8)."""
+    rows = seedset_rows("nugget_fig7_8", seedset, [f"len{length}" for length in lengths])
+    return [(GAIN_FILE.format(seed=seed, length=length), f"len{length}", seed) for length in lengths
+            if f"len{length}" in rows for seed in model_seeds(seedset)]
 

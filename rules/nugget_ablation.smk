@@ -121,11 +121,11 @@ rule evaluate_nugget_ablation:
 rule units_nugget_table4:
     # Per-query 100/rank of every ablation at every seed of a seed set (Table 4's CIs, tests, claims).
     input:
-        lambda wc: [f for f, *_ in ablation_ranking_files(model_seeds(wc.seedset))],
+        lambda wc: [f for f, *_ in ablation_ranking_files(wc.seedset)],
     output:
         units_path("nugget_table4", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in ablation_ranking_files(model_seeds(wc.seedset))],
+        files=lambda wc: [keys for _, *keys in ablation_ranking_files(wc.seedset)],
     log:
         "logs/statistics/units_nugget_table4_{seedset}.log",
     benchmark:

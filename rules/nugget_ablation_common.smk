@@ -75,8 +75,9 @@ def ablation_evaluations(seeds, suffix="json"):
                   task=TASKS, suffix=suffix)
 
 
-def ablation_ranking_files(seeds):
-    """(rankings file, row, seed, task) of every ablation run (units_nugget_table4's inputs)."""
+def ablation_ranking_files(seedset):
+    """(rankings file, row, seed, task) of every ablation run of a seed set (units_nugget_table4's inputs)."""
     return [(f"results/nugget_table4/{name}/seed{seed}/{task}.rankings.jsonl", name, seed, task)
-            for name in ABLATION_ROWS for seed in seeds for task in TASKS]
+            for name in seedset_rows("nugget_table4", seedset, ABLATION_ROWS) for seed in model_seeds(seedset)
+            for task in TASKS]
 ABLATION_PATTERN = "|".join(re.escape(n) for n in ABLATION_ROWS)

@@ -52,11 +52,11 @@ rule nugget_fig4_decode:
 rule units_nugget_fig4:
     # Per-document sacrebleu statistics of every Fig. 4 model over a seed set (corpus BLEU's CIs, claims).
     input:
-        lambda wc: [f for f, *_ in fig4_hypothesis_files(model_seeds(wc.seedset))],
+        lambda wc: [f for f, *_ in fig4_hypothesis_files(wc.seedset)],
     output:
         units_path("nugget_fig4", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in fig4_hypothesis_files(model_seeds(wc.seedset))],
+        files=lambda wc: [keys for _, *keys in fig4_hypothesis_files(wc.seedset)],
     log:
         "logs/statistics/units_nugget_fig4_{seedset}.log",
     benchmark:
@@ -170,11 +170,11 @@ rule nugget_fig5_documents:
 rule units_nugget_fig5:
     # Per-document counts of delimiters (EOS, punctuation) and 'the' among nuggets and in the text.
     input:
-        lambda wc: [f for f, *_ in fig5_document_files(model_seeds(wc.seedset), FIG5_RATIO)],
+        lambda wc: [f for f, *_ in fig5_document_files(wc.seedset, FIG5_RATIO)],
     output:
         units_path("nugget_fig5", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in fig5_document_files(model_seeds(wc.seedset), FIG5_RATIO)],
+        files=lambda wc: [keys for _, *keys in fig5_document_files(wc.seedset, FIG5_RATIO)],
     log:
         "logs/statistics/units_nugget_fig5_{seedset}.log",
     benchmark:

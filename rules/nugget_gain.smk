@@ -134,11 +134,11 @@ rule nugget_fig8_probability_gain_lengths:
 rule units_nugget_fig7_8:
     # Per-document mean gain by distance from the exposed nugget, per length and seed (Figs. 7-8's claims).
     input:
-        lambda wc: [f for f, *_ in gain_files(model_seeds(wc.seedset), GAIN["lengths"])],
+        lambda wc: [f for f, *_ in gain_files(wc.seedset, GAIN["lengths"])],
     output:
         units_path("nugget_fig7_8", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in gain_files(model_seeds(wc.seedset), GAIN["lengths"])],
+        files=lambda wc: [keys for _, *keys in gain_files(wc.seedset, GAIN["lengths"])],
     log:
         "logs/statistics/units_nugget_fig7_8_{seedset}.log",
     benchmark:

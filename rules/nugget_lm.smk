@@ -90,11 +90,11 @@ rule evaluate_nugget_lm:
 rule units_nugget_table3:
     # Per-segment word NLL and word counts of every LM at every h over a seed set (Table 3's CIs, claims).
     input:
-        lambda wc: [f for f, *_ in lm_segment_files(model_seeds(wc.seedset))],
+        lambda wc: [f for f, *_ in lm_segment_files(wc.seedset)],
     output:
         units_path("nugget_table3", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in lm_segment_files(model_seeds(wc.seedset))],
+        files=lambda wc: [keys for _, *keys in lm_segment_files(wc.seedset)],
         histories=lm_histories(),
     log:
         "logs/statistics/units_nugget_table3_{seedset}.log",

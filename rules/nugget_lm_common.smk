@@ -31,9 +31,10 @@ def lm_histories():
     return [0] + list(NUGGET_LM["histories"])
 
 
-def lm_segment_files(seeds):
-    """(per-segment word NLL JSONL, row, seed) of every LM over these seeds (units_nugget_table3)."""
-    return [(f"results/nugget_lm/{row}/seed{seed}.segments.jsonl", row, seed) for row in LM_ROWS for seed in seeds]
+def lm_segment_files(seedset):
+    """(per-segment word NLL JSONL, row, seed) of every LM of a seed set (units_nugget_table3)."""
+    return [(f"results/nugget_lm/{row}/seed{seed}.segments.jsonl", row, seed)
+            for row in seedset_rows("nugget_table3", seedset, LM_ROWS) for seed in model_seeds(seedset)]
 
 
 def lm_settings(row):

@@ -146,11 +146,11 @@ rule evaluate_ranking:
 rule units_table2:
     # Per-query 100/rank of every run over a seed set: what Table 2's CIs, tests and claims use.
     input:
-        lambda wc: [f for f, *_ in table2_ranking_files(model_seeds(wc.seedset))],
+        lambda wc: [f for f, *_ in table2_ranking_files(wc.seedset)],
     output:
         units_path("table2", "{seedset}"),
     params:
-        files=lambda wc: [keys for _, *keys in table2_ranking_files(model_seeds(wc.seedset))],
+        files=lambda wc: [keys for _, *keys in table2_ranking_files(wc.seedset)],
     log:
         "logs/statistics/units_table2_{seedset}.log",
     benchmark:

@@ -89,8 +89,15 @@ def test_table3_markdown_has_title_scale_and_paper_cells():
     md = table3_markdown(table3_rows(results, [0, 8]), [0, 8], "Scale: **smoke**")
     lines = md.splitlines()
     assert lines[0].startswith("# NUGGET Table 3") and "Scale: **smoke**" in lines
-    row = next(line for line in lines if line.startswith("| NUGGET r=0.1"))
-    assert row.split(" | ")[1:] == ["40.00", "30.12", "", "28.1 |"]  # ours at h=0, 8; the paper's at h=0 ('-'), 8
+    row = next(line for line in lines if line.startswith("| nugget_r0.1 | NUGGET r=0.1"))
+    assert row.split(" | ")[2:] == ["40.00", "30.12", "", "28.1 |"]  # ours at h=0, 8; the paper's at h=0 ('-'), 8
+    # with the statistics columns: cells mean [lo, hi], the relative drops, and the notes at the end
+    rows = [{**table3_rows(results, [0, 8])[0], "ppl_h8_lo": 29.0, "ppl_h8_hi": 31.5, "drop_h0_h8": 0.247,
+             "drop_h0_h8_lo": 0.2, "drop_h0_h8_hi": 0.3}]
+    md = table3_markdown(rows, [0, 8], "Scale: **smoke**", ["## Claims on this table"])
+    row = next(line for line in md.splitlines() if line.startswith("| nugget_r0.1"))
+    assert "| 30.12 [29.00, 31.50] | 0.247 [0.200, 0.300] |" in row and "drop h=0→8" in md
+    assert md.rstrip().endswith("## Claims on this table")
 
 
 # -- end to end on a tiny random AE model (no hub) -----------------------------------------------------

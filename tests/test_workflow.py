@@ -2,6 +2,7 @@
 paths, SLURM requests), and a smoke-scale end-to-end run of results/table2.csv in a
 temporary directory. Config validation: test_config_validation.py."""
 
+import json
 import os
 import re
 import shlex
@@ -91,8 +92,10 @@ def test_slurm_jobs_carry_account_partition_memory_runtime_and_gpus(mirror, tmp_
         assert int(resources["mem_mb"]) >= 8000 and int(resources["runtime"]) >= 120, (rule, resources)
     gpu_rules = {"train_nugget", "train_tsdae", "encode_task", "frozen_bottom_states"}
     gpu_jobs = [(rule, r) for rule, r in submitted if rule in gpu_rules]
-    # 5 NUGGET + 2 TSDAE models, 8 encoders x 2 tasks, the shared frozen bottom of 2 tasks
-    assert len(gpu_jobs) == 7 + 16 + 2
+    # 5 NUGGET + 2 TSDAE models per tables seed (paper: 3), their encoders + the base encoder x 2 tasks,
+    # the shared frozen bottom of 2 tasks
+    seeds = len(yaml.safe_load((REPO / "config/paper.yaml").read_text())["statistics"]["seeds"]["tables"])
+    assert len(gpu_jobs) == 7 * seeds + (7 * seeds + 1) * 2 + 2
     for rule, resources in gpu_jobs:
         assert resources.get("gpu") == "1" and resources["slurm_partition"] == "CHANGE_ME_gpu_partition", rule
     for rule, resources in submitted:
@@ -110,10 +113,18 @@ def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
 
     table = pd.read_csv(work / "results/table2.csv")
-    assert list(table.columns) == ["model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI",
-                                   "paper_RR", "vectors_per_doc", "n_queries_PI", "n_queries_RR",
-                                   "train_steps"]
+    assert list(table.columns) == ["row", "model", "objective", "ratio", "multi_vector", "PI", "PI_lo", "PI_hi",
+                                   "PI_sd", "RR", "RR_lo", "RR_hi", "RR_sd", "paper_PI", "paper_RR",
+                                   "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "n_seeds"]
     assert len(table) == 10
+    assert (table["PI_lo"] <= table["PI"]).all() and (table["PI"] <= table["PI_hi"]).all()
+    assert (table["n_seeds"] == 1).all()  # smoke's tables seed set: [13]
+    tests = pd.read_csv(work / "results/table2_tests.csv")
+    assert len(tests) == 10 and tests["p_holm"].between(0, 1).all()  # 5 NUGGET rows vs their TSDAE x PI, RR
+    markdown = (work / "results/table2.md").read_text()
+    assert "Claims on this table" in markdown and "N1" in markdown and "N2" in markdown
+    saved = json.loads((work / "models/nugget/mt_r0.1/seed13/config.json").read_text())
+    assert saved["model"]["seed"] == 13 and saved["train"]["seed"] == 13
     assert table["PI"].between(0, 100).all() and table["RR"].between(0, 100).all()
     assert (table["n_queries_PI"] == 12).all() and (table["n_queries_RR"] == 8).all()
     trained = table[table["model"].str.startswith(("NUGGET", "TSDAE"))]
@@ -124,8 +135,9 @@ def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
 
     # Every artifact the DAG wrote can be inspected.
     for artifact in ["data/built/corpora/autoencoding/train.jsonl", "data/built/tasks/pi",
-                     "results/table2/nugget_mt_r0.1/pi.rankings.jsonl", "data/encodings/nugget_mt_r0.1/pi",
-                     "models/nugget/mt_r0.1", "results/table2.csv"]:
+                     "results/table2/nugget_mt_r0.1/seed13/pi.rankings.jsonl",
+                     "data/encodings/nugget_mt_r0.1/seed13/pi", "models/nugget/mt_r0.1/seed13", "results/table2.csv",
+                     "data/statistics/units/table2.tables.parquet"]:
         shown = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(work / artifact)],
                                capture_output=True, text=True)
         assert shown.returncode == 0 and shown.stdout.strip(), (artifact, shown.stderr)
@@ -143,20 +155,31 @@ def test_smoke_end_to_end_nugget_beyond_table2(tmp_path, mirror, copy_workflow):
     targets = ["results/nugget_fig4_bleu_vs_ratio.csv", "results/nugget_fig5_selected_tokens.csv",
                "results/nugget_fig6_highlight.html", "results/nugget_fig7_probability_gain.csv",
                "results/nugget_fig8_probability_gain_lengths.csv", "results/nugget_fig11_probability_gain_all.csv",
-               "results/nugget_table3_lm.csv", "results/nugget_table4_ablations.csv"]
+               "results/nugget_table3_lm.csv", "results/nugget_table4_ablations.csv", "results/nugget_fig5_shares.csv",
+               "results/nugget_fig7_8_gain_bins.csv"]
     args = ("--configfile", "config/smoke.yaml", "--cores", "2", *targets)
     result = snakemake(*args, cwd=work, timeout=1500)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
 
     fig4 = pd.read_csv(work / "results/nugget_fig4_bleu_vs_ratio.csv")
     assert sorted(set(fig4["objective"])) == ["ae", "mt"] and len(fig4) == 6  # smoke ratios 0, 0.1, 0.25
-    assert fig4["bleu"].between(0, 100).all() and fig4["best_dev_loss"].gt(0).all()
+    assert fig4["BLEU"].between(0, 100).all() and fig4["best_dev_loss"].gt(0).all()
+    assert (fig4["BLEU_lo"] <= fig4["BLEU"] + 1e-9).all() and (fig4["BLEU"] <= fig4["BLEU_hi"] + 1e-9).all()
+    for name in ["nugget_fig4", "nugget_fig5", "nugget_fig7_8", "nugget_table3", "nugget_table4"]:
+        assert (work / f"results/{name}_tests.csv").exists(), name
+    shares = pd.read_csv(work / "results/nugget_fig5_shares.csv")
+    assert shares["row"].tolist() == ["ae", "mt"] and shares["nugget_share_eos_punct_lo"].notna().all()
+    bins = pd.read_csv(work / "results/nugget_fig7_8_gain_bins.csv")
+    assert bins["row"].tolist() == ["len64", "len128", "len256"] and "gain_d0_hi" in bins.columns
     assert (work / "results/nugget_fig4_bleu_vs_ratio.png").stat().st_size > 0
     table4 = pd.read_csv(work / "results/nugget_table4_ablations.csv")
     assert len(table4) == 9 and table4["PI"].between(0, 100).all() and table4["RR"].between(0, 100).all()
     assert table4["paper_pi"].notna().sum() == 8  # every row but the random selector has the paper's number
     table3 = pd.read_csv(work / "results/nugget_table3_lm.csv")
-    assert len(table3) == 5 and table3["ppl_h0"].gt(1).all()
+    assert len(table3) == 5 and table3["ppl_h0"].gt(1).all() and table3["ppl_h0_lo"].notna().all()
+    assert "drop_h0_h2" in table3.columns and (table3.loc[table3["row"] == "transformer", "drop_h0_h2"] == 0).all()
+    table4_md = (work / "results/nugget_table4_ablations.md").read_text()
+    assert all(f"N{k}" in table4_md for k in (8, 9, 10, 11)) and "Paired comparisons" in table4_md
     for name in ["nugget_fig7_probability_gain", "nugget_fig8_probability_gain_lengths",
                  "nugget_fig11_probability_gain_all", "nugget_fig5_selected_tokens"]:
         assert len(pd.read_csv(work / f"results/{name}.csv")) > 0, name
