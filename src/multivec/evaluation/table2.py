@@ -134,7 +134,7 @@ def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()
              "reranking. paper_*: the published value for the same model/objective/ratio "
              f"({PAPER_SOURCE}); empty where we have none.", ""]
     if statistics_note:
-        lines[-1:-1] = [statistics_note]
+        lines += [statistics_note, ""]
     lines.append("| " + " | ".join(TABLE2_COLUMNS) + " |")
     lines.append("|" + "|".join("---" for _ in TABLE2_COLUMNS) + "|")
     for record in df.to_dict("records"):

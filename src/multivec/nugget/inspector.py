@@ -1,6 +1,7 @@
 """Inspectors for what NUGGET training writes (``modeling.py``, ``training.py``, NUGGET §3-4):
 
-- a trained model folder ``models/nugget/<objective>_r<ratio>/`` or ``models/tsdae/<objective>/``:
+- a trained model folder ``models/nugget/<objective>_r<ratio>/seed<seed>/`` or ``models/tsdae/<objective>/seed<seed>/``
+  (and the other NUGGET model families, ``models/nugget_{long,ablation,lm}/<name>/seed<seed>/``):
   ``model.safetensors``, ``config.json`` (``{"model": NuggetConfig, ...}``), ``backbone/``,
   ``source_tokenizer/``, ``target_tokenizer/``, ``training_summary.json``, ``metrics.csv``,
   ``checkpoint/``;
