@@ -2,5 +2,6 @@
 
 Modules:
 - ``rule_benchmarks``: runtime and peak memory per rule, from the DAG's ``benchmark:`` files;
-- ``report_contents``: what a built report holds (read back by the tests).
+- ``report_contents``: what a built report holds (read back by the tests);
+- ``report_flags``: which outputs the rules flag with ``report(...)``, without building anything.
 """
