@@ -8,8 +8,8 @@ rule overlap_audit:
     input:
         audit_inputs(),
     output:
-        csv="results/overlap.csv",
-        md="results/overlap.md",
+        csv=report("results/overlap.csv", caption="../workflow/report/overlap.rst", category="Data"),
+        md=report("results/overlap.md", caption="../workflow/report/overlap.rst", category="Data"),
     params:
         corpora=AUDIT_CORPORA,
         tasks=AUDIT_TASKS,
@@ -33,8 +33,8 @@ rule table1_tasks:
     input:
         [f"{task_dir(task)}/{name}" for task in TASKS for name in ("docs.txt", "task.jsonl")],
     output:
-        csv="results/table1_tasks.csv",
-        md="results/table1_tasks.md",
+        csv=report("results/table1_tasks.csv", caption="../workflow/report/table1_tasks.rst", category="NUGGET"),
+        md=report("results/table1_tasks.md", caption="../workflow/report/table1_tasks.rst", category="NUGGET"),
     params:
         tasks={task: task_dir(task) for task in TASKS},
         sources={task: config["table2"][task]["source"] for task in TASKS},

@@ -103,6 +103,8 @@ rule distill_teachers_concat:
         action="concat",
     log:
         "logs/distill/concat_{split}.log",
+    benchmark:
+        "benchmarks/rules/distill/concat_{split}.tsv"
     wildcard_constraints:
         split="eval_[a-z0-9_]+",
     conda:
@@ -146,7 +148,7 @@ rule distill_table:
                    category="Distillation"),
         md=report("results/distill_table.md", caption="../workflow/report/distill_table.rst",
                   category="Distillation"),
-        tests="results/distill_table_tests.csv",
+        tests=tests_report("results/distill_table_tests.csv", "Distillation"),
     params:
         action="table",
         entries=distill_table_entries("tables"),

@@ -149,7 +149,7 @@ rule distill_imdb_table:
                    category="Distillation"),
         md=report("results/distill_imdb.md", caption="../workflow/report/distill_imdb.rst",
                   category="Distillation"),
-        tests="results/distill_imdb_tests.csv",
+        tests=tests_report("results/distill_imdb_tests.csv", "Distillation"),
     params:
         statistics=statistics_params(),
         comparisons=table_comparisons("distill_imdb"),

@@ -189,7 +189,7 @@ rule distill_teachers_table:
                    category="Distillation"),
         md=report("results/distill_teachers.md", caption="../workflow/report/distill_teachers.rst",
                   category="Distillation"),
-        tests="results/distill_teachers_tests.csv",
+        tests=tests_report("results/distill_teachers_tests.csv", "Distillation"),
     params:
         teachers=distill_teachers(),
         tasks=DISTILL_TASKS,

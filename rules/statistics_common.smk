@@ -34,6 +34,11 @@ def table_comparisons(table):
     return STATS["comparisons"].get(table, [])
 
 
+def tests_report(path, category):
+    """A table's paired comparisons (results/<table>_tests.csv), flagged for the report under its work."""
+    return report(path, caption="../workflow/report/comparisons.rst", category=category)
+
+
 def statistics_params():
     """Settings every table's statistics use (params of the table rules and the claims rule)."""
     return {key: STATS[key] for key in ("alpha", "confidence", "bootstrap_resamples", "permutation_resamples")}

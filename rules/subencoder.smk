@@ -147,7 +147,7 @@ rule subencoder_eval_tables:
         unpack(subencoder_table_inputs),
     output:
         **{f"{t}_{ext}": subencoder_table_output(t, ext) for t in SUBENC_RETRIEVAL_TABLES for ext in ("csv", "md")},
-        **{f"{t}_tests": f"results/subencoder_{t}_tests.csv" for t in SUBENC_RETRIEVAL_TABLES},
+        **{f"{t}_tests": tests_report(f"results/subencoder_{t}_tests.csv", SUBENC_CATEGORY) for t in SUBENC_RETRIEVAL_TABLES},
     params:
         tables=SUBENC_RETRIEVAL_TABLES,
         backbones=SUBENCODER["model"]["backbones"],

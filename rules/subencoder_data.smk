@@ -178,7 +178,7 @@ rule subencoder_data_table7:
     output:
         csv=subencoder_table_output("table7", "csv"),
         md=subencoder_table_output("table7", "md"),
-        tests="results/subencoder_table7_tests.csv",
+        tests=tests_report("results/subencoder_table7_tests.csv", SUBENC_CATEGORY),
     params:
         stat_table="subencoder_table7",
         statistics=statistics_params(),

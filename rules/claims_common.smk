@@ -1,0 +1,25 @@
+# The claims (statistics.claims_file), read and checked against the tables the works registered
+# (rules/statistics_common.smk) before any job: a claim naming an unknown table, row or metric stops the
+# run here, naming it. Included after every work's rules, so that every table is registered.
+
+from multivec.statistics.claims import check_claims as _check_claims
+from multivec.statistics.claims import claim_tables as _claim_tables
+from multivec.statistics.claims import load_claims as _load_claims
+
+CLAIMS = _load_claims(claims_file())
+_check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
+
+
+def claims_units(wildcards=None):
+    """{table: unit file over the claim seeds} of every table a claim reads that this scale builds."""
+    skip = skipped_claims()
+    tables = set()
+    for claim_id, claim_tables in _claim_tables(CLAIMS).items():
+        if claim_id not in skip:
+            tables |= {t for t in claim_tables if STAT_TABLES[t]["built"]}
+    return {table: units_path(table, "claims") for table in sorted(tables)}
+
+
+def claims_not_built():
+    """{table: why} for the tables a claim reads that this scale does not build."""
+    return {t: f"not built at {config['scale']} scale" for t, v in STAT_TABLES.items() if not v["built"]}
