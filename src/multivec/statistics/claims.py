@@ -398,9 +398,11 @@ def verdict_lines(claims_file: str | os.PathLike, units: Mapping[str, str | os.P
     frame = evaluate_claims(claims, units, scale=scale, skip=skip, alpha=alpha, confidence=confidence,
                             n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
     seeds = sorted({int(s) for s in frame["n_seeds"].dropna()})
-    seed_text = "/".join(str(s) for s in seeds) if seeds else "no"
     lines = claims_markdown(frame, "Claims on this table", heading="##")
-    lines.insert(2, f"Computed on this table's own rows ({seed_text} seed(s) per trained row); "
-                    "`results/claims.md` gives every claim over the claim seeds.")
+    if seeds:
+        lines.insert(2, f"Computed on this table's own rows ({'/'.join(map(str, seeds))} seed(s) per trained row); "
+                        "`results/claims.md` gives every claim over the claim seeds.")
+    else:
+        lines.insert(2, f"None of this table's claims is built at {scale} scale (the notes say why).")
     lines.insert(3, "")
     return lines

@@ -104,11 +104,14 @@ class TableStatistics:
         lines = [f"Paired comparisons (randomization test over the same units; p Holm-corrected over the "
                  f"table's {len(self.tests)} tests; * = significant at α = {self.alpha}):", "",
                  "| row | vs | metric | difference [95% CI] | p | p (Holm) |", "|---|---|---|---|---|---|"]
+        scale = self.summary.groupby("metric")["mean"].apply(lambda v: v.abs().max()).to_dict()
         for t in self.tests.to_dict("records"):
             star = " *" if t["significant"] else ""
+            # Metrics on a 0-1 scale (correlations, shares) need a digit more than those on 0-100.
+            d = digits + 1 if scale.get(t["metric"], 100.0) <= 1.0 else digits
             lines.append(f"| {t['row']} | {t['against']} | {t['metric']} | "
-                         f"{t['difference']:+.{digits}f} [{t['difference_lo']:+.{digits}f}, "
-                         f"{t['difference_hi']:+.{digits}f}] | {format_p(t['p'])} | {format_p(t['p_holm'])}{star} |")
+                         f"{t['difference']:+.{d}f} [{t['difference_lo']:+.{d}f}, "
+                         f"{t['difference_hi']:+.{d}f}] | {format_p(t['p'])} | {format_p(t['p_holm'])}{star} |")
         return lines
 
 
