@@ -156,7 +156,7 @@ rule nugget_table4:
                    category="NUGGET"),
         md=report("results/nugget_table4_ablations.md", caption="../workflow/report/nugget_table4_ablations.rst",
                   category="NUGGET"),
-        tests="results/nugget_table4_tests.csv",
+        tests=tests_report("results/nugget_table4_tests.csv", "NUGGET"),
     params:
         rows=ABLATION_ROWS,
         model_dirs={n: ablation_model_dir(n, model_seeds("tables")[0]) for n in ABLATION_ROWS},

@@ -88,7 +88,7 @@ rule nugget_fig4:
                   category="NUGGET"),
         figure=report("results/nugget_fig4_bleu_vs_ratio.png",
                       caption="../workflow/report/nugget_fig4_bleu_vs_ratio.rst", category="NUGGET"),
-        tests="results/nugget_fig4_tests.csv",
+        tests=tests_report("results/nugget_fig4_tests.csv", "NUGGET"),
     params:
         seeds=model_seeds("tables"),
         statistics=statistics_params(),
@@ -116,8 +116,10 @@ rule nugget_fig5:
         dev=[corpus(objective, "dev") for objective in LONG_OBJECTIVES],
         models=[long_model_files(objective, FIG5_RATIO, FIGURE_SEED)["weights"] for objective in LONG_OBJECTIVES],
     output:
-        csv="results/nugget_fig5_selected_tokens.csv",
-        observations="results/nugget_fig5_observations.csv",
+        csv=report("results/nugget_fig5_selected_tokens.csv",
+                   caption="../workflow/report/nugget_fig5_selected_tokens.rst", category="NUGGET"),
+        observations=report("results/nugget_fig5_observations.csv",
+                            caption="../workflow/report/nugget_fig5_observations.rst", category="NUGGET"),
         figure=report("results/nugget_fig5_selected_tokens.png",
                       caption="../workflow/report/nugget_fig5_selected_tokens.rst", category="NUGGET"),
     params:
@@ -201,7 +203,7 @@ rule nugget_fig5_shares:
                    category="NUGGET"),
         md=report("results/nugget_fig5_shares.md", caption="../workflow/report/nugget_fig5_shares.rst",
                   category="NUGGET"),
-        tests="results/nugget_fig5_tests.csv",
+        tests=tests_report("results/nugget_fig5_tests.csv", "NUGGET"),
     params:
         seeds=model_seeds("tables"),
         statistics=statistics_params(),
@@ -229,7 +231,8 @@ rule nugget_fig6:
         dev=corpus("ae", "dev"),
         **long_model_files("ae", FIG6_RATIO, FIGURE_SEED),
     output:
-        html="results/nugget_fig6_highlight.html",
+        html=report("results/nugget_fig6_highlight.html", caption="../workflow/report/nugget_fig6_highlight.rst",
+                    category="NUGGET"),
         figure=report("results/nugget_fig6_highlight.png", caption="../workflow/report/nugget_fig6_highlight.rst",
                       category="NUGGET"),
         scores="results/nugget_fig6_highlight.json",

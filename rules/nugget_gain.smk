@@ -71,7 +71,7 @@ rule nugget_fig7_probability_gain:
     input:
         gains=GAIN_FILE.format(seed=FIGURE_SEED, length=GAIN["fig7_length"]),
     output:
-        csv="results/nugget_fig7_probability_gain.csv",
+        csv=report("results/nugget_fig7_probability_gain.csv", caption="../workflow/report/nugget_fig7_probability_gain.rst", category="NUGGET"),
         png=report("results/nugget_fig7_probability_gain.png",
                    caption="../workflow/report/nugget_fig7_probability_gain.rst", category="NUGGET"),
     params:
@@ -93,7 +93,7 @@ rule nugget_fig11_probability_gain_all:
     input:
         gains=GAIN_FILE.format(seed=FIGURE_SEED, length=GAIN["fig7_length"]),
     output:
-        csv="results/nugget_fig11_probability_gain_all.csv",
+        csv=report("results/nugget_fig11_probability_gain_all.csv", caption="../workflow/report/nugget_fig11_probability_gain_all.rst", category="NUGGET"),
         png=report("results/nugget_fig11_probability_gain_all.png",
                    caption="../workflow/report/nugget_fig11_probability_gain_all.rst", category="NUGGET"),
     params:
@@ -115,7 +115,7 @@ rule nugget_fig8_probability_gain_lengths:
     input:
         gains=expand(GAIN_FILE, seed=FIGURE_SEED, length=GAIN["lengths"]),
     output:
-        csv="results/nugget_fig8_probability_gain_lengths.csv",
+        csv=report("results/nugget_fig8_probability_gain_lengths.csv", caption="../workflow/report/nugget_fig8_probability_gain_lengths.rst", category="NUGGET"),
         png=report("results/nugget_fig8_probability_gain_lengths.png",
                    caption="../workflow/report/nugget_fig8_probability_gain_lengths.rst", category="NUGGET"),
     params:
@@ -165,7 +165,7 @@ rule nugget_fig7_8_gain_bins:
                    category="NUGGET"),
         md=report("results/nugget_fig7_8_gain_bins.md", caption="../workflow/report/nugget_fig7_8_gain_bins.rst",
                   category="NUGGET"),
-        tests="results/nugget_fig7_8_tests.csv",
+        tests=tests_report("results/nugget_fig7_8_tests.csv", "NUGGET"),
     params:
         seeds=model_seeds("tables"),
         statistics=statistics_params(),

@@ -121,7 +121,7 @@ rule nugget_table3:
     output:
         csv=report("results/nugget_table3_lm.csv", caption="../workflow/report/nugget_table3_lm.rst", category="NUGGET"),
         md=report("results/nugget_table3_lm.md", caption="../workflow/report/nugget_table3_lm.rst", category="NUGGET"),
-        tests="results/nugget_table3_tests.csv",
+        tests=tests_report("results/nugget_table3_tests.csv", "NUGGET"),
     params:
         rows=list(LM_ROWS),
         histories=lm_histories(),

@@ -180,7 +180,7 @@ rule table2:
         csv=report("results/table2.csv", caption="../workflow/report/table2.rst", category="NUGGET"),
         md=report("results/table2.md", caption="../workflow/report/table2.rst", category="NUGGET"),
         figure=report("results/table2.png", caption="../workflow/report/table2.rst", category="NUGGET"),
-        tests="results/table2_tests.csv",
+        tests=tests_report("results/table2_tests.csv", "NUGGET"),
     params:
         rows=config["table2"]["rows"],
         model_dirs={name: model_dir(name, model_seeds("tables")[0]) for name in trained_row_names()},
