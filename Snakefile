@@ -68,6 +68,8 @@ rule all:
         DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
         "results/nugget_fig4_bleu_vs_ratio.csv",
         "results/nugget_fig5_selected_tokens.csv",
+        "results/nugget_fig5_shares.csv",
+        "results/nugget_fig7_8_gain_bins.csv",
         "results/nugget_fig6_highlight.html",
         expand("results/nugget_fig7_probability_gain.{ext}", ext=["csv", "png"]),
         expand("results/nugget_fig8_probability_gain_lengths.{ext}", ext=["csv", "png"]),

@@ -8,7 +8,7 @@ and the allowed range. What is checked, and why:
   would report one model's numbers under two names.
 - ``table2.rows[i].ratio`` (NUGGET's r, Qin & Van Durme 2023, section 3: k = ceil(n * r)
   nuggets) must print as plain decimal digits that read back as the same number: the model
-  folder is ``models/nugget/<objective>_r<ratio>`` and the training rule parses the ratio
+  folder is ``models/nugget/<objective>_r<ratio>/seed<seed>`` and the training rule parses the ratio
   back from it (``1e-05`` gives ``mt_r1e-05``, which no rule produces).
 - ``corpora.{autoencoding,translation}.max_tokens`` <= ``nugget.max_source_tokens``:
   training documents are built to the former and cut to the latter.
@@ -97,7 +97,7 @@ def _row_problems(rows: list[dict]) -> list[str]:
             if not RATIO_TEXT.fullmatch(text) or float(text) != ratio:
                 problems.append(
                     f"table2.rows[{i}].ratio: {ratio!r} prints as {text!r}, which does not name a model folder "
-                    f"(models/nugget/{row.get('objective')}_r{text}); allowed: 0 < ratio <= 1 written with plain "
+                    f"(models/nugget/{row.get('objective')}_r{text}/seed<seed>); allowed: 0 < ratio <= 1 written with plain "
                     "decimal digits (e.g. 0.00001, not 1e-05)")
     return problems
 
