@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from multivec.evaluation.ranking_evaluation import result_from_scores
-from multivec.evaluation.uncertainty import (compute_table_statistics, estimate_cell, ranking_measurements,
-                                             table_with_statistics, write_tests)
+from multivec.evaluation.uncertainty import ranking_measurements
+from multivec.statistics import estimate_cell, table_statistics_from_units
 from multivec.io import write_jsonl
 from multivec.nugget.analysis.probability_gain import DISTANCE_BINS, document_bin_gains, gain_measurements
 from multivec.nugget.analysis.reconstruction_bleu import BLEU_TOKENIZE, bleu_measurement, corpus_bleu
@@ -54,9 +54,9 @@ def test_ranking_units_reproduce_mrr_and_the_table_gets_cis_and_tests(tmp_path):
     units = tmp_path / "units.parquet"
     write_units(units, measurements)
     comparisons = [{"row": "nugget", "against": ["tsdae"]}]
-    stats = compute_table_statistics(units, comparisons, SETTINGS)
+    stats = table_statistics_from_units(units, comparisons, SETTINGS)
     frame = pd.DataFrame({"row": ["nugget", "tsdae", "bm25"], "PI": [0.0, 0.0, 0.0], "RR": [0.0, 0.0, 0.0]})
-    table = table_with_statistics(frame, stats, "row", ["PI", "RR"])
+    table = stats.add_columns(frame, "row", ["PI", "RR"], require=True)
     assert list(table.columns) == ["row", "PI", "PI_lo", "PI_hi", "PI_sd", "RR", "RR_lo", "RR_hi", "RR_sd", "n_seeds"]
     assert table["n_seeds"].tolist() == [2, 2, 1]
     nugget = table.iloc[0]
@@ -65,12 +65,12 @@ def test_ranking_units_reproduce_mrr_and_the_table_gets_cis_and_tests(tmp_path):
     assert math.isnan(table.iloc[2]["PI_sd"])  # one (untrained) seed: no seed-to-seed SD
     cell = estimate_cell(table.iloc[0].to_dict(), "PI")
     assert cell.startswith(f"{nugget['PI']:.2f} [") and " ±" in cell
-    write_tests(stats, tmp_path / "tests.csv")
+    stats.write_tests(tmp_path / "tests.csv")
     tests = pd.read_csv(tmp_path / "tests.csv")
     assert tests[["row", "against", "metric"]].values.tolist() == [["nugget", "tsdae", "PI"], ["nugget", "tsdae", "RR"]]
     assert tests["p_holm"].between(0, 1).all()
     with pytest.raises(ValueError, match="no per-unit scores"):
-        table_with_statistics(pd.DataFrame({"row": ["colbart"]}), stats, "row", ["PI"])
+        stats.add_columns(pd.DataFrame({"row": ["colbart"]}), "row", ["PI"], require=True)
 
 
 def test_bleu_units_reproduce_corpus_bleu(tmp_path):

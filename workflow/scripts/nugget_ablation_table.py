@@ -1,7 +1,7 @@
 from multivec.evaluation.table4 import METRICS, assemble_table4, table4_record, write_table4
 from multivec.evaluation.ranking_evaluation import read_row_metrics
-from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
-                                             table_with_statistics, write_tests)
+from multivec.evaluation.uncertainty import statistics_lines
+from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
@@ -15,9 +15,9 @@ with rule_logging(snakemake.log[0]) as log:
         if "model" not in saved:
             raise ValueError(f"{folder}/config.json has no 'model' key (a NuggetModel config)")
         records.append(table4_record(name, saved["model"], metrics[name], read_json(f"{folder}/training_summary.json")))
-    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
-    df = table_with_statistics(assemble_table4(records), stats, "name", METRICS)
-    write_tests(stats, snakemake.output.tests)
+    stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
+    df = stats.add_columns(assemble_table4(records), "name", METRICS, require=True)
+    stats.write_tests(snakemake.output.tests)
     share = read_json(snakemake.input.share)
     header = [f"Scale: **{p.scale}**. Encoder: `{p.nugget_encoder}`. The paper's l -> ours: "
               + ", ".join(f"{k} -> {v}" for k, v in sorted(p.layers.items())) + " (`nugget_ablation.layers`).",

@@ -2,18 +2,19 @@
 best dev loss (CSV, Markdown, PNG); BLEU with its bootstrap CI over documents, comparisons, claims."""
 from pathlib import Path
 
-from multivec.evaluation.uncertainty import compute_table_statistics, statistics_lines, statistics_note, write_tests
+from multivec.evaluation.uncertainty import statistics_lines
+from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.analysis.reconstruction_bleu import fig4_markdown, fig4_table, plot_fig4, with_bleu_statistics
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
     df = with_bleu_statistics(fig4_table([read_json(path) for path in snakemake.input.bleu],
                                          [read_json(path) for path in snakemake.input.trainings]), stats)
     df.to_csv(snakemake.output.csv, index=False)
-    write_tests(stats, snakemake.output.tests)
+    stats.write_tests(snakemake.output.tests)
     scale_line = (f"Scale: **{p.scale}**, encoder `{p.encoder}`; corpus dev documents, beam search from the nuggets.\n\n"
                   + statistics_note(p.statistics["confidence"], p.seeds, "documents"))
     notes = statistics_lines(stats, snakemake.input.claims, {"nugget_fig4": snakemake.input.units}, p.claims)

@@ -3,18 +3,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
-                                             table_with_statistics, write_tests)
+from multivec.evaluation.uncertainty import statistics_lines
+from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.nugget.analysis.selected_tokens import SHARE_METRICS, shares_markdown
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
+    stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
     rows = list(dict.fromkeys(stats.summary["row"]))
-    df = table_with_statistics(pd.DataFrame({"row": rows}), stats, "row", SHARE_METRICS)
+    df = stats.add_columns(pd.DataFrame({"row": rows}), "row", SHARE_METRICS, require=True)
     df.to_csv(snakemake.output.csv, index=False)
-    write_tests(stats, snakemake.output.tests)
+    stats.write_tests(snakemake.output.tests)
     header = [f"Scale: **{p.scale}**; models at r = {p.ratio}; corpus dev documents.",
               "", statistics_note(p.statistics["confidence"], p.seeds, "documents")]
     notes = statistics_lines(stats, snakemake.input.claims, {"nugget_fig5": snakemake.input.units}, p.claims)

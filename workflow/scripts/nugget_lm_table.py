@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
-                                             table_with_statistics, write_tests)
+from multivec.evaluation.uncertainty import statistics_lines
+from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.language_model import table3_markdown, table3_metrics, table3_rows
 from multivec.workflow import rule_logging
@@ -14,11 +14,11 @@ with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     results = {read_json(path)["row"]: read_json(path) for path in snakemake.input.results}
     results = {row: results[row] for row in p.rows}
-    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
-    df = table_with_statistics(pd.DataFrame(table3_rows(results, p.histories)), stats, "row",
-                               table3_metrics(p.histories))
+    stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
+    df = stats.add_columns(pd.DataFrame(table3_rows(results, p.histories)), "row", table3_metrics(p.histories),
+                           require=True)
     df.to_csv(snakemake.output.csv, index=False)
-    write_tests(stats, snakemake.output.tests)
+    stats.write_tests(snakemake.output.tests)
     segments = "all" if p.max_eval_segments is None else f"the first {p.max_eval_segments}"
     steps = "" if p.train_steps is None else f", each LM trained {p.train_steps} steps"
     scale_line = (f"Scale: **{p.scale}**, encoder `{p.encoder}`; {segments} {p.segment_tokens}-token test segments "

@@ -3,7 +3,7 @@ over sentences, the declared paired comparisons and the verdicts of the table's 
 from pathlib import Path
 
 from multivec.io import read_json
-from multivec.statistics.claims import verdict_lines
+from multivec.statistics.claims import table_verdict_lines
 from multivec.subencoder.segmentation_quality import OUR_COLUMNS, table7_frame, table7_markdown
 from multivec.subencoder.tables import add_statistics
 from multivec.workflow import rule_logging
@@ -13,12 +13,8 @@ with rule_logging(snakemake.log[0]) as log:
     table, stats = add_statistics(table7_frame(read_json(snakemake.input.scores)), snakemake.input.units,
                                   OUR_COLUMNS, p.statistics, p.comparisons)
     table.to_csv(out.csv, index=False)
-    stats.tests.to_csv(out.tests, index=False)
-    claims = p.claims
-    verdicts = verdict_lines(snakemake.input.claims, {p.stat_table: snakemake.input.units}, scale=claims["scale"],
-                             skip=claims["skip"], alpha=claims["alpha"], confidence=claims["confidence"],
-                             n_resamples=claims["bootstrap_resamples"],
-                             n_permutations=claims["permutation_resamples"])
+    stats.write_tests(out.tests)
+    verdicts = table_verdict_lines(snakemake.input.claims, {p.stat_table: snakemake.input.units}, p.claims)
     Path(out.md).write_text(table7_markdown(table, p.scale_line, [*stats.markdown_tests(), "", *verdicts]),
                             encoding="utf-8")
     log.info("Table 7: %d rows, %d comparisons", len(table), len(stats.tests))

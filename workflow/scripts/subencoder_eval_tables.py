@@ -2,7 +2,7 @@
 # metrics are seed means with 95% bootstrap CIs over queries (the unit files), then the declared paired
 # comparisons (results/subencoder_<table>_tests.csv) and the verdicts of each table's claims.
 from multivec.io import read_json
-from multivec.statistics.claims import verdict_lines
+from multivec.statistics.claims import table_verdict_lines
 from multivec.subencoder.table_units import TABLE_METRICS, RowSource, evaluation_path, stat_table_name, subencoder_row
 from multivec.subencoder.tables import add_statistics, index_size_line, retrieval_table_frame, write_table
 from multivec.workflow import rule_logging
@@ -35,11 +35,8 @@ with rule_logging(snakemake.log[0]) as log:
         frame, stats = add_statistics(retrieval_table_frame(table, p.backbones, p.baselines, p.reduced_dim,
                                                             p.paper_table5_row, p.seed),
                                       units, metrics, p.statistics, p.comparisons[table])
-        stats.tests.to_csv(out[f"{table}_tests"], index=False)
-        verdicts = verdict_lines(snakemake.input.claims, {stat_table_name(table): units}, scale=claims["scale"],
-                                 skip=claims["skip"], alpha=claims["alpha"], confidence=claims["confidence"],
-                                 n_resamples=claims["bootstrap_resamples"],
-                                 n_permutations=claims["permutation_resamples"])
+        stats.write_tests(out[f"{table}_tests"])
+        verdicts = table_verdict_lines(snakemake.input.claims, {stat_table_name(table): units}, claims)
         write_table(frame, out[f"{table}_csv"], out[f"{table}_md"], titles[table],
                     [index, retrieval_set, demo_note, seeds, *notes[table]], metrics,
                     [*stats.markdown_tests(), "", *verdicts])

@@ -2,8 +2,8 @@ from multivec.evaluation.plots import plot_table2
 from multivec.evaluation.table2 import METRICS, assemble_table2, truncation_lines, write_table2
 from multivec.evaluation.table2_rows import table2_record
 from multivec.evaluation.ranking_evaluation import read_row_metrics
-from multivec.evaluation.uncertainty import (compute_table_statistics, statistics_lines, statistics_note,
-                                             table_with_statistics, write_tests)
+from multivec.evaluation.uncertainty import statistics_lines
+from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.workflow import rule_logging
 
@@ -14,9 +14,9 @@ with rule_logging(snakemake.log[0]) as log:
     for row in p.rows:
         training = read_json(f"{p.model_dirs[row['name']]}/training_summary.json") if row["name"] in p.model_dirs else None
         records.append(table2_record(row, metrics[row["name"]], training))
-    stats = compute_table_statistics(snakemake.input.units, p.comparisons, p.statistics)
-    df = table_with_statistics(assemble_table2(records), stats, "row", METRICS)
-    write_tests(stats, snakemake.output.tests)
+    stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
+    df = stats.add_columns(assemble_table2(records), "row", METRICS, require=True)
+    stats.write_tests(snakemake.output.tests)
     scale_line = (f"Scale: **{p.scale}**. NUGGET/TSDAE encoder: `{p.nugget_encoder}`; reference rows (ColBART, "
                   f"mean-pooled) use the untrained `{p.base_encoder}`. PI: {p.pi_source} set; RR: built from "
                   f"{p.rr_source}.")

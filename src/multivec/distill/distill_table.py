@@ -117,7 +117,6 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
         statistics_note,
         with_statistics,
         write_frame,
-        write_tests,
     )
 
     if not table:
@@ -125,7 +124,7 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
     metrics = [metric for task in tasks for metric in METRICS[task]]
     frame, stats = with_statistics(pd.DataFrame(list(table)), "row", metrics, units, comparisons, statistics)
     write_frame(frame, csv_path)
-    write_tests(stats, tests_path)
+    stats.write_tests(tests_path)
     digits = {m: 3 if m.startswith("lee_") else 2 for m in metrics}
     lines = ["# Document embedding by distillation (Burian 2023): teachers and students, demo tasks", ""]
     if note:

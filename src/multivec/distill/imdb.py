@@ -175,7 +175,6 @@ def write_table(rows: list[dict], units: str | os.PathLike, comparisons: list | 
         statistics_note,
         with_statistics,
         write_frame,
-        write_tests,
     )
 
     if not rows:
@@ -186,7 +185,7 @@ def write_table(rows: list[dict], units: str | os.PathLike, comparisons: list | 
     frame, stats = with_statistics(pd.DataFrame(list(first.values())), "row", ["imdb_accuracy"], units,
                                    comparisons, statistics)
     write_frame(frame, csv_path)
-    write_tests(stats, tests_path)
+    stats.write_tests(tests_path)
     columns = [c for c in TABLE_COLUMNS if c not in ("head_seconds", "head_steps")] + ["n_seeds"]
     lines = ["# IMDB sentiment with the thesis's head (Burian 2023, §5.1.1)", ""]
     lines += markdown_table(frame, columns, {"imdb_accuracy": 2})

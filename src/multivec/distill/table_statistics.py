@@ -21,7 +21,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from multivec.statistics import Measurement, TableStatistics, format_estimate, read_units, table_statistics
+from multivec.statistics import Measurement, TableStatistics, estimate_cell, table_statistics_from_units
+from multivec.statistics.claims import table_verdict_lines
 
 
 def embedding_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence[str],
@@ -44,32 +45,15 @@ def embedding_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence
     return out
 
 
-def table_settings(statistics: Mapping[str, Any]) -> dict[str, Any]:
-    """``table_statistics`` keywords from the config's statistics params (``statistics_params()``)."""
-    return {"alpha": statistics["alpha"], "confidence": statistics["confidence"],
-            "n_resamples": statistics["bootstrap_resamples"], "n_permutations": statistics["permutation_resamples"]}
-
-
 def with_statistics(frame: pd.DataFrame, row_column: str, metrics: Sequence[str], units: str | os.PathLike,
                     comparisons: Sequence[Mapping[str, Any]] | None,
                     statistics: Mapping[str, Any]) -> tuple[pd.DataFrame, TableStatistics]:
     """``frame`` with every metric from the unit file (seed mean, lo, hi, sd, n_seeds), and the statistics."""
-    stats = table_statistics(read_units(units), comparisons, **table_settings(statistics))
+    stats = table_statistics_from_units(units, comparisons, statistics)
     missing = sorted(set(frame[row_column]) - set(stats.summary["row"]))
     if missing:
         raise ValueError(f"{units}: no per-unit scores of row(s) {missing}")
     return stats.add_columns(frame, row_column, metrics), stats
-
-
-def estimate_cell(record: Mapping[str, Any], metric: str, digits: int) -> str:
-    def value(key):
-        x = record.get(key)
-        return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-    mean = value(metric)
-    if mean is None:
-        return "–"
-    return format_estimate(mean, value(f"{metric}_lo"), value(f"{metric}_hi"), value(f"{metric}_sd"), digits)
 
 
 def markdown_table(frame: pd.DataFrame, columns: Sequence[str], metric_digits: Mapping[str, int]) -> list[str]:
@@ -79,7 +63,7 @@ def markdown_table(frame: pd.DataFrame, columns: Sequence[str], metric_digits: M
         cells = []
         for column in columns:
             if column in metric_digits:
-                cells.append(estimate_cell(record, column, metric_digits[column]))
+                cells.append(estimate_cell(record, column, metric_digits[column], missing="–"))
             else:
                 x = record.get(column)
                 cells.append("–" if x is None or (isinstance(x, float) and math.isnan(x)) else
@@ -102,13 +86,7 @@ def statistics_note(stats: TableStatistics, confidence: float, units: str = DEMO
 def claim_lines(claims_file: str | os.PathLike | None, units: Mapping[str, str | os.PathLike],
                 claims: Mapping[str, Any] | None) -> list[str]:
     """The verdicts of the claims whose references lie in ``units``' tables (empty without a claims file)."""
-    if not claims_file or claims is None:
-        return []
-    from multivec.statistics.claims import verdict_lines
-
-    return verdict_lines(claims_file, units, scale=claims["scale"], skip=claims.get("skip") or {},
-                         alpha=claims["alpha"], confidence=claims["confidence"],
-                         n_resamples=claims["bootstrap_resamples"], n_permutations=claims["permutation_resamples"])
+    return table_verdict_lines(claims_file, units, claims)
 
 
 def write_frame(frame: pd.DataFrame, path: str | os.PathLike, digits: int = 4) -> None:
@@ -117,8 +95,3 @@ def write_frame(frame: pd.DataFrame, path: str | os.PathLike, digits: int = 4) -
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     frame.round(digits).to_csv(path, index=False)
-
-
-def write_tests(stats: TableStatistics, path: str | os.PathLike) -> None:
-    """The table's comparisons (``TEST_COLUMNS``; a header only when none is declared)."""
-    stats.tests.to_csv(path, index=False)

@@ -56,7 +56,6 @@ def write_table(rows: list[dict], tasks: list[str], units: str | os.PathLike, co
         statistics_note,
         with_statistics,
         write_frame,
-        write_tests,
     )
 
     if not rows:
@@ -64,7 +63,7 @@ def write_table(rows: list[dict], tasks: list[str], units: str | os.PathLike, co
     metrics = [metric for task in tasks for metric in METRICS[task]]
     frame, stats = with_statistics(pd.DataFrame(rows), "teacher", metrics, units, comparisons, statistics)
     write_frame(frame, csv_path)
-    write_tests(stats, tests_path)
+    stats.write_tests(tests_path)
     digits = {m: 3 if m.startswith("lee_") else 2 for m in metrics}
     every_metric = {m for names in METRICS.values() for m in names}
     shown = [c for c in COLUMNS if c in metrics or c not in every_metric]  # the tasks of this run

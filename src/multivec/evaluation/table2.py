@@ -127,7 +127,7 @@ def truncation_lines(metrics: dict[str, dict[str, dict[str, Any]]]) -> list[str]
 def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = (),
                     statistics_note: str | None = None) -> str:
     """The table; PI and RR cells as ``mean [lo, hi] ±sd`` when ``df`` has their statistics columns."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     lines = ["# NUGGET Table 2 reproduction", "", scale_line.strip(), "",
              "MRR×100 over 20 candidates (ties pessimistic). PI: paraphrase identification; RR: passage "
@@ -159,7 +159,7 @@ def write_table2(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | o
                  notes: Sequence[str] = (), statistics_note: str | None = None) -> None:
     """Write the table as CSV and as markdown headed by ``scale_line`` (scale, data, base model) and
     followed by ``notes`` (markdown lines, e.g. ``truncation_lines``, the comparisons and the claims).
-    ``df`` has Table 2's columns, optionally with the statistics columns (``uncertainty.table_with_statistics``)."""
+    ``df`` has Table 2's columns, optionally with the statistics columns (``TableStatistics.add_columns``)."""
     missing = [c for c in TABLE2_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"columns {list(df.columns)} lack Table 2's {missing}")

@@ -93,7 +93,7 @@ def _cell(value, column: str) -> str:
 def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[str, Any],
                     notes: Sequence[str] = ()) -> str:
     """The table (PI, RR as ``mean [lo, hi] ±sd`` when ``df`` has their statistics columns), r_sb, ``notes``."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     lines = ["# NUGGET Table 4 reproduction (ablations, §7.1)", "", *header_lines, "",
              "MRR×100 over 20 candidates, Table 2's evaluation. MT objective, r = 0.1 unless stated. "
@@ -113,7 +113,7 @@ def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[s
 def write_table4(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,
                  header_lines: Sequence[str], share: dict[str, Any], notes: Sequence[str] = ()) -> None:
     """CSV and Markdown; ``df`` has Table 4's columns, optionally with the statistics columns
-    (``uncertainty.table_with_statistics``); ``notes``: Markdown lines after the table (comparisons, claims)."""
+    (``TableStatistics.add_columns``); ``notes``: Markdown lines after the table (comparisons, claims)."""
     missing = [c for c in TABLE4_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"columns {list(df.columns)} lack Table 4's {missing}")

@@ -504,7 +504,7 @@ def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int], sc
     """Table 3 as Markdown: a title, the run's scale line, one row per LM (perplexities ``mean [lo, hi] ±sd``
     when the rows carry their statistics), the relative drops when measured, and the notes a reader needs
     to compare our perplexities with the paper's."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     drops = [h for h in histories if h != 0 and f"drop_h0_h{h}" in rows[0]] if rows else []
     head = (["row", "model"] + [f"h={h}" for h in histories] + [f"drop h=0→{h}" for h in drops]

@@ -19,11 +19,12 @@ from multivec.statistics.resampling import (
     paired_randomization_test,
 )
 from multivec.statistics.statistics import STATISTICS, compute_statistic
-from multivec.statistics.tables import TableStatistics, format_estimate, table_statistics
+from multivec.statistics.tables import (TableStatistics, estimate_cell, format_estimate, statistics_note,
+                                         table_statistics, table_statistics_from_units)
 from multivec.statistics.units import Measurement, SeedStack, read_units, stack_seeds, write_units
 
 __all__ = [
     "Measurement", "SeedStack", "STATISTICS", "TableStatistics", "bootstrap_ci", "compute_statistic",
-    "format_estimate", "holm", "paired_difference", "paired_randomization_test", "read_units",
-    "stack_seeds", "table_statistics", "write_units",
+    "estimate_cell", "format_estimate", "holm", "paired_difference", "paired_randomization_test", "read_units",
+    "stack_seeds", "statistics_note", "table_statistics", "table_statistics_from_units", "write_units",
 ]

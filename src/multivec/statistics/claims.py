@@ -406,3 +406,14 @@ def verdict_lines(claims_file: str | os.PathLike, units: Mapping[str, str | os.P
         lines.insert(2, f"None of this table's claims is built at {scale} scale (the notes say why).")
     lines.insert(3, "")
     return lines
+
+
+def table_verdict_lines(claims_file: str | os.PathLike | None, units: Mapping[str, str | os.PathLike],
+                        claims: Mapping[str, Any] | None) -> list[str]:
+    """``verdict_lines`` with a rule's ``claims_params()`` (scale, skip, alpha, confidence, resamples);
+    empty without a claims file."""
+    if not claims_file or claims is None:
+        return []
+    return verdict_lines(claims_file, dict(units), scale=claims["scale"], skip=claims.get("skip") or {},
+                         alpha=claims["alpha"], confidence=claims["confidence"],
+                         n_resamples=claims["bootstrap_resamples"], n_permutations=claims["permutation_resamples"])

@@ -18,8 +18,10 @@ or metric that the table does not have raises ValueError naming it.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +34,7 @@ from multivec.statistics.resampling import (
     paired_difference,
     point_estimate,
 )
-from multivec.statistics.units import Measurement, SeedStack, stack_seeds
+from multivec.statistics.units import Measurement, SeedStack, read_units, stack_seeds
 
 SUMMARY_COLUMNS = ["row", "metric", "statistic", "mean", "sd", "lo", "hi", "n_seeds", "n_units"]
 TEST_COLUMNS = ["row", "against", "metric", "difference", "difference_lo", "difference_hi", "p", "p_holm",
@@ -65,11 +67,18 @@ class TableStatistics:
         return match.iloc[0].to_dict()
 
     def add_columns(self, frame: pd.DataFrame, row_column: str = "row",
-                    metrics: Sequence[str] | None = None) -> pd.DataFrame:
+                    metrics: Sequence[str] | None = None, require: bool = False) -> pd.DataFrame:
         """``frame`` with each metric column replaced by the seed mean and followed by ``_lo``, ``_hi``,
         ``_sd``; plus ``n_seeds`` (the largest over the row's metrics). Rows without measurements
-        keep their values and get empty statistics."""
+        keep their values and get empty statistics; with ``require``, a (row, metric) of the frame
+        without per-unit scores raises ValueError instead."""
         metrics = list(metrics) if metrics is not None else sorted(set(self.summary["metric"]))
+        if require:
+            measured = set(zip(self.summary["row"], self.summary["metric"]))
+            missing = [(r, m) for r in frame[row_column] for m in metrics if (r, m) not in measured]
+            if missing:
+                raise ValueError(f"no per-unit scores for (row, metric) {missing[:4]}; measured rows: "
+                                 f"{sorted({r for r, _ in measured})}")
         out = frame.copy()
         index = {(r["row"], r["metric"]): r for r in self.summary.to_dict("records")}
         columns = list(out.columns)
@@ -96,6 +105,12 @@ class TableStatistics:
         if "n_seeds" not in columns:
             columns.append("n_seeds")
         return out[columns]
+
+    def write_tests(self, path: str | os.PathLike) -> None:
+        """The comparisons (``TEST_COLUMNS``) as ``results/<table>_tests.csv``; a header only when none
+        is declared."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.tests.to_csv(path, index=False)
 
     def markdown_tests(self, digits: int = 2) -> list[str]:
         """Markdown lines: the comparisons with differences, CIs and p-values."""
@@ -132,6 +147,36 @@ def format_estimate(mean: float, lo: float | None = None, hi: float | None = Non
     if sd is not None and not math.isnan(sd):
         text += f" ±{sd:.{digits}f}"
     return text
+
+
+def _missing(value) -> bool:
+    return value is None or (not isinstance(value, (str, bytes)) and bool(pd.isna(value)))
+
+
+def estimate_cell(record: Mapping[str, Any], column: str, digits: int = 2, missing: str = "") -> str:
+    """A metric cell of a table row with statistics: ``mean [lo, hi] ±sd`` from ``<column>``,
+    ``<column>_lo``/``_hi``/``_sd`` (the parts it has); ``missing`` when the row has no value."""
+    value = record.get(column)
+    if _missing(value):
+        return missing
+    lo, hi, sd = (record.get(f"{column}{s}") for s in ("_lo", "_hi", "_sd"))
+    return format_estimate(float(value), None if _missing(lo) else float(lo), None if _missing(hi) else float(hi),
+                           None if _missing(sd) else float(sd), digits)
+
+
+def statistics_note(confidence: float, seeds: Sequence[int], unit: str) -> str:
+    """One Markdown line saying how to read the metric cells (``unit``: what the bootstrap resamples)."""
+    return (f"Cells: seed mean [{confidence:.0%} percentile-bootstrap CI over {unit}, pooled across seeds] "
+            f"±seed-to-seed SD (only with several seeds); training seeds: {', '.join(map(str, seeds))}.")
+
+
+def table_statistics_from_units(units: str | os.PathLike, comparisons: Iterable[dict[str, Any]] | None,
+                                settings: Mapping[str, Any]) -> "TableStatistics":
+    """``table_statistics`` of a unit file, with a rule's ``statistics_params()`` (alpha, confidence,
+    bootstrap_resamples, permutation_resamples)."""
+    return table_statistics(read_units(units), comparisons, alpha=settings["alpha"],
+                            confidence=settings["confidence"], n_resamples=settings["bootstrap_resamples"],
+                            n_permutations=settings["permutation_resamples"])
 
 
 def table_statistics(measurements: Iterable[Measurement], comparisons: Iterable[dict[str, Any]] | None = None,

@@ -271,11 +271,9 @@ def add_statistics(df: pd.DataFrame, units_path: str | os.PathLike, metrics: Seq
     (``TableStatistics.add_columns``), ``n_seeds``; and the ``TableStatistics`` (the comparisons' tests).
     ``statistics``: the configuration's alpha, confidence, bootstrap_resamples, permutation_resamples.
     Table 5's ``delta_*`` columns are recomputed from the seed means."""
-    from multivec.statistics import read_units, table_statistics
+    from multivec.statistics import table_statistics_from_units
 
-    stats = table_statistics(read_units(units_path), comparisons, alpha=statistics["alpha"],
-                             confidence=statistics["confidence"], n_resamples=statistics["bootstrap_resamples"],
-                             n_permutations=statistics["permutation_resamples"])
+    stats = table_statistics_from_units(units_path, comparisons, statistics)
     out = stats.add_columns(df, "row", metrics)
     for metric in metrics:
         for suffix in ("", *STAT_SUFFIXES):

@@ -285,7 +285,7 @@ def gain_measurements(path, row: str, seed: int | None) -> tuple[list, int]:
 
 def gain_bins_markdown(df, header_lines: Sequence[str], notes: Sequence[str] = ()) -> str:
     """One row per document length; each bin's mean gain ``mean [lo, hi] ±sd``."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     head = ["row", *DISTANCE_BINS]
     lines = ["# NUGGET Figs. 7-8: probability gain by distance from the exposed nugget (§5.3, eq. 9)", "",

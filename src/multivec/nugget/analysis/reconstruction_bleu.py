@@ -134,16 +134,14 @@ def fig4_table(summaries: Sequence[dict], trainings: Sequence[dict]) -> pd.DataF
 def with_bleu_statistics(df: pd.DataFrame, stats) -> pd.DataFrame:
     """``df`` with BLEU the seed mean of the unit file's statistics (``multivec.statistics.TableStatistics``),
     its ``BLEU_lo``/``_hi``/``_sd`` and ``n_seeds``, and ``bleu_unit`` recomputed from that mean."""
-    from multivec.evaluation.uncertainty import table_with_statistics
-
-    out = table_with_statistics(df, stats, "row", [BLEU_METRIC])
+    out = stats.add_columns(df, "row", [BLEU_METRIC], require=True)
     out["bleu_unit"] = (out[BLEU_METRIC].astype(float) / 100).round(4)
     return out
 
 
 def fig4_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()) -> str:
     """The figure's numbers; BLEU as ``mean [lo, hi] ±sd`` when ``df`` has its statistics; ``notes`` at the end."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     lines = ["# NUGGET Fig. 4: reconstruction BLEU vs compression ratio (§5.1)", "", scale_line, "",
              "| row | objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | documents | best dev loss | steps | paper |",

@@ -188,7 +188,7 @@ def share_measurements(path: str | os.PathLike, row: str, seed: int | None) -> l
 
 def shares_markdown(df: pd.DataFrame, header_lines: Sequence[str], notes: Sequence[str] = ()) -> str:
     """The shares table (one row per objective; cells ``mean [lo, hi] ±sd``) with §5.2's numbers beside."""
-    from multivec.evaluation.uncertainty import estimate_cell
+    from multivec.statistics import estimate_cell
 
     head = ["row", *SHARE_METRICS]
     lines = ["# NUGGET Fig. 5 / §5.2: delimiters and 'the' among the nuggets vs in the text", "", *header_lines, "",
