@@ -328,6 +328,6 @@ def test_cli_lists_types_and_dag_kinds(capsys):
     assert main(["inspect", "--types"]) == 0
     out = capsys.readouterr().out
     assert all(f"  - {t.name}: " in out for t in inspectors())
-    assert "  data/encodings/*/*: encodings (" in out and "  results/table2/*/*.rankings.jsonl: rankings (" in out
+    assert "  data/encodings/*/*: encodings (" in out and "  results/table2/**/*.rankings.jsonl: rankings (" in out
     assert main(["inspect"]) == 1
     assert capsys.readouterr().err.strip() == "error: inspect needs a PATH (or --types)"
