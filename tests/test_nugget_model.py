@@ -376,13 +376,15 @@ def test_tsdae_row_trains_unfrozen(bpe):
 
     source = (Path(__file__).resolve().parents[1] / "rules" / "common.smk").read_text()
     functions = [node for node in ast.parse(source).body
-                 if isinstance(node, ast.FunctionDef) and node.name in ("nugget_model_config", "tsdae_model_config")]
+                 if isinstance(node, ast.FunctionDef)
+                 and node.name in ("training_seed", "nugget_model_config", "tsdae_model_config")]
     namespace = {"config": {"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
                                        "decoder_ffn": 64, "target_vocab_size": 300},
                             "seed": 0, "tsdae": {"noise_deletion": 0.6}}}
     exec(compile(ast.Module(body=functions, type_ignores=[]), "rules/common.smk", "exec"), namespace)
     cfg = NuggetConfig.from_dict(namespace["tsdae_model_config"]("ae"))
     assert cfg.bottleneck == "mean" and cfg.frozen_bottom == -1 and cfg.noise_deletion == 0.6
+    assert namespace["tsdae_model_config"]("ae", "14")["seed"] == 14  # the path's seed is the training seed
     model = NuggetModel.from_backbone(cfg, bpe)
     assert model.frozen_modules() == [] and all(p.requires_grad for p in model.parameters())
 
