@@ -69,6 +69,7 @@ def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[
     over the row's seeds."""
     from multivec.distill.embeddings import read_embeddings
     from multivec.distill.evaluation import METRICS
+    from multivec.distill.table_statistics import entry_folder
 
     by_name: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
@@ -85,10 +86,7 @@ def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[
         dimension = None
         for entry in group:
             for task in tasks:
-                folder = entry["embeddings"].get(task)
-                if folder is None:
-                    raise KeyError(f"distill table row {name!r} (seed {entry.get('seed')}): no embeddings for "
-                                   f"task {task!r}")
+                folder = entry_folder(entry, task)
                 found = int(read_embeddings(folder)[1].shape[1])
                 if dimension is not None and found != dimension:
                     raise ValueError(f"{folder}: dimension {found}, but the row's other tasks have {dimension}")

@@ -25,6 +25,15 @@ from multivec.statistics import Measurement, TableStatistics, estimate_cell, tab
 from multivec.statistics.claims import table_verdict_lines
 
 
+def entry_folder(entry: Mapping[str, Any], task: str) -> str:
+    """The embeddings folder of one (row, seed) entry for ``task``; KeyError naming the row and seed."""
+    folder = entry["embeddings"].get(task)
+    if folder is None:
+        raise KeyError(f"distillation row {entry['name']!r} (seed {entry.get('seed')}): no embeddings "
+                       f"for task {task!r}")
+    return str(folder)
+
+
 def embedding_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence[str],
                            task_files: Mapping[str, Any],
                            evaluate_units: Callable[[str, str, Any], dict] | None = None) -> list[Measurement]:
@@ -35,11 +44,7 @@ def embedding_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence
     out = []
     for entry in entries:
         for task in tasks:
-            folder = entry["embeddings"].get(task)
-            if folder is None:
-                raise KeyError(f"distillation row {entry['name']!r} (seed {entry.get('seed')}): no embeddings "
-                               f"for task {task!r}")
-            for metric, scores in evaluate_units(task, str(folder), task_files[task]).items():
+            for metric, scores in evaluate_units(task, entry_folder(entry, task), task_files[task]).items():
                 out.append(Measurement(entry["name"], metric, scores.statistic, scores.units, scores.values,
                                        entry.get("seed")))
     return out

@@ -123,9 +123,6 @@ STATISTICS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int | None]] = {
 }
 # Statistics over document pairs: units are "a|b" pairs, resampled by document (resampling.py).
 PAIR_STATISTICS = {"pearson", "spearman"}
-# Components a randomization test may standardise per system before swapping (a correlation is
-# invariant to an affine change of the system's scores, so two systems' scales need not match).
-STANDARDISE_FIRST_COMPONENT = PAIR_STATISTICS
 
 
 def check_statistic(name: str, components: int) -> None:
