@@ -29,7 +29,8 @@ HAND_MADE = [
 
 
 def test_batch_equals_per_pair_on_hand_made_cases():
-    assert align_batch(HAND_MADE, block=4) == [align_pair(s, p) for s, p in HAND_MADE]
+    for mode in ("authors", "keep_period"):
+        assert align_batch(HAND_MADE, block=4, mode=mode) == [align_pair(s, p, mode=mode) for s, p in HAND_MADE]
     # and the cases do what they are here for
     sentence, prop = HAND_MADE[2]
     assert [sentence[a:b] for a, b in align_batch([(sentence, prop)])[0]] == ["Paris", "is", "old"]
@@ -90,4 +91,6 @@ def test_batch_equals_per_pair_on_propsegment_sentences(propsegment_pairs):
     sample += [(s, p) for (s, _), (_, p) in zip(sample[:100], sample[100:200])]
     batched = align_batch(sample)
     assert batched == [align_pair(s, p) for s, p in sample]
+    assert align_batch(sample[:150], mode="keep_period") == [align_pair(s, p, mode="keep_period")
+                                                             for s, p in sample[:150]]
     assert sum(bool(spans) for spans in batched[:400]) > 390  # real propositions do align

@@ -2,6 +2,7 @@
 import random
 
 import numpy as np
+import pytest
 from scipy.signal import convolve2d
 
 from multivec.subencoder.alignment import _context_scores, align_batch, align_pair, context_kernel
@@ -36,7 +37,40 @@ def test_repeated_word_goes_to_the_occurrence_whose_context_matches():
 def test_punctuation_is_matched_only_where_the_proposition_has_it():
     s = "Pittsburgh, Pennsylvania, has a museum."
     assert words(s, align_pair(s, "Pittsburgh is in Pennsylvania")) == ["Pittsburgh", "Pennsylvania"]
-    assert words(s, align_pair(s, "Pittsburgh has a museum.")) == ["Pittsburgh", "has", "a", "museum", "."]
+    assert words(s, align_pair(s, "Pittsburgh has a museum.", mode="keep_period")) == [
+        "Pittsburgh", "has", "a", "museum", "."]
+
+
+def test_authors_mode_drops_the_trailing_period_and_keep_period_restores_it():
+    s = "Pittsburgh, Pennsylvania, has a museum."
+    # authors (default): the sentence-final "." is never in a proposition's mask
+    assert words(s, align_pair(s, "Pittsburgh has a museum.")) == ["Pittsburgh", "has", "a", "museum"]
+    assert words(s, align_pair(s, "Pittsburgh has a museum.", mode="authors")) == ["Pittsburgh", "has", "a", "museum"]
+    # other punctuation is matched as before: only a last word "." is dropped
+    assert words(s, align_pair(s, "Pittsburgh, has a museum")) == ["Pittsburgh", ",", "has", "a", "museum"]
+    batched = align_batch([(s, "Pittsburgh has a museum."), (s, "Pittsburgh has a museum.")], mode="keep_period")
+    assert words(s, batched[0])[-1] == "." and batched[0] == batched[1]
+    assert words(s, align_batch([(s, "Pittsburgh has a museum.")])[0])[-1] == "museum"
+
+
+def test_authors_mode_gives_no_mask_for_a_one_word_text():
+    s = "Pittsburgh has a museum."
+    assert align_pair(s, "museum") == [] and align_batch([(s, "museum")]) == [[]]
+    assert align_pair("Pittsburgh", "Pittsburgh has a museum") == []
+    assert align_batch([("Pittsburgh", "Pittsburgh has a museum")]) == [[]]
+    # "museum." is two words: the period goes, "museum" is aligned (the authors check before dropping it)
+    assert words(s, align_pair(s, "museum.")) == ["museum"]
+    # the old behaviour, one option away
+    assert words(s, align_pair(s, "museum", mode="keep_period")) == ["museum"]
+    assert words("Pittsburgh", align_pair("Pittsburgh", "Pittsburgh has a museum", mode="keep_period")) == [
+        "Pittsburgh"]
+
+
+def test_an_unknown_mode_names_the_config_key():
+    with pytest.raises(ValueError, match="subencoder.data.alignment"):
+        align_pair("A b.", "A b", mode="keep")
+    with pytest.raises(ValueError, match="subencoder.data.alignment"):
+        align_batch([("A b.", "A b")], mode="keep")
 
 
 def test_words_absent_from_the_sentence_are_left_out():
@@ -60,4 +94,5 @@ def test_batch_equals_per_pair_on_many_pairs():
     sentences = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 25))) for _ in range(40)]
     pairs = [(s, " ".join(rng.choice(vocabulary + ["absent"]) for _ in range(rng.randint(0, 9))))
              for s in sentences for _ in range(3)]
-    assert align_batch(pairs, block=16) == [align_pair(s, p) for s, p in pairs]
+    for mode in ("authors", "keep_period"):
+        assert align_batch(pairs, block=16, mode=mode) == [align_pair(s, p, mode=mode) for s, p in pairs]

@@ -7,6 +7,18 @@ convolution kernel (centre 1, the four 3x3 corner blocks 0.01, the rest 0) appli
 matching (max bipartite matching), keeping only exact matches. The result is the character
 spans (end exclusive) of the matched sentence words; ``masks.py`` turns them into subword masks.
 
+Two modes (config ``subencoder.data.alignment``), as ``ALIGNMENT_MODES`` names them:
+
+- ``authors`` (default; ``align_sub_sentence`` of the authors' ``utils/label_utils.py``): no mask
+  when either text has at most one Treebank word, and a proposition's trailing ``"."`` word is
+  dropped before matching, so the sentence-final period (a word every proposition of a sentence
+  would share) is never in a proposition's mask;
+- ``keep_period`` (this project's first version): every word of the proposition is matched, a
+  final ``"."`` included, and one-word texts are aligned too.
+
+An empty result (nothing matched, or a degenerate text) is an *unaligned* proposition: callers
+count it and never pool an empty mask.
+
 Scores are computed in integers, 100x the authors' kernel (centre 100, corners 1): the order
 of scores is the same, and the sums are exact, so the batched and per-pair paths agree bit for
 bit (float sums of 0.01 in another order could break a tie differently).
@@ -29,6 +41,26 @@ Span = list[int]
 
 KERNEL_RADIUS = 3
 CENTRE_WEIGHT = 100  # the authors' 1, scaled so the corner weight 0.01 becomes 1
+ALIGNMENT_MODES = ("authors", "keep_period")
+DEFAULT_MODE = "authors"
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of ``ALIGNMENT_MODES``; else a ValueError naming the config key."""
+    if mode not in ALIGNMENT_MODES:
+        raise ValueError(f"config subencoder.data.alignment: {mode!r} is not one of {', '.join(ALIGNMENT_MODES)}")
+    return mode
+
+
+def proposition_words(n_words: int, n_sentence_words: int, last_word: str, mode: str) -> int:
+    """How many of the proposition's first words take part in matching under ``mode``: 0 when
+    ``authors`` and either text has at most one word; one fewer when ``authors`` and the last
+    word is ``"."``; all of them under ``keep_period``."""
+    if check_mode(mode) == "keep_period":
+        return n_words
+    if n_words <= 1 or n_sentence_words <= 1:
+        return 0
+    return n_words - 1 if last_word == "." else n_words
 
 
 def context_kernel() -> np.ndarray:
@@ -191,13 +223,16 @@ def _matched_spans(affinity: np.ndarray, score: np.ndarray, spans: Sequence[tupl
     return [[int(spans[c][0]), int(spans[c][1])] for c in kept]
 
 
-def align_pair(sentence: str, proposition: str) -> list[Span]:
+def align_pair(sentence: str, proposition: str, mode: str = DEFAULT_MODE) -> list[Span]:
     """Char spans of the sentence words aligned to ``proposition`` (straightforward reference)."""
     from scipy.signal import convolve2d
 
     spans = word_spans(sentence)
+    prop_spans = word_spans(proposition)
+    last = proposition[prop_spans[-1][0]:prop_spans[-1][1]] if prop_spans else ""
+    prop_spans = prop_spans[:proposition_words(len(prop_spans), len(spans), last, mode)]
     sentence_forms = [normalise(sentence[a:b]) for a, b in spans]
-    proposition_forms = [normalise(proposition[a:b]) for a, b in word_spans(proposition)]
+    proposition_forms = [normalise(proposition[a:b]) for a, b in prop_spans]
     affinity = np.array([[int(p == s) for s in sentence_forms] for p in proposition_forms],
                         dtype=np.int64).reshape(len(proposition_forms), len(sentence_forms))
     if affinity.size == 0:
@@ -230,8 +265,8 @@ def _context_scores(affinity: np.ndarray) -> np.ndarray:
     return CENTRE_WEIGHT * a + corners
 
 
-def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64) -> list[list[Span]]:
-    """``align_pair`` for many ``(sentence, proposition)`` pairs, with identical output.
+def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64, mode: str = DEFAULT_MODE) -> list[list[Span]]:
+    """``align_pair`` for many ``(sentence, proposition)`` pairs (same ``mode``), with identical output.
 
     Each distinct text is split once, through ``_ChunkedWordSpans`` (NLTK once per distinct chunk
     shape, not per text), and each distinct lowercased word normalised once; pairs are handled
@@ -259,7 +294,17 @@ def align_batch(pairs: Sequence[tuple[str, str]], block: int = 64) -> list[list[
             split_cache[text] = (spans, np.asarray(ids, dtype=np.int64))
         return split_cache[text]
 
-    items = [(split(s), split(p)[1]) for s, p in pairs]
+    check_mode(mode)
+
+    def proposition_ids(proposition: str, n_sentence_words: int) -> np.ndarray:
+        spans, ids = split(proposition)
+        last = proposition[spans[-1][0]:spans[-1][1]] if spans else ""
+        return ids[:proposition_words(len(ids), n_sentence_words, last, mode)]
+
+    items = []
+    for s, p in pairs:
+        sentence_split = split(s)
+        items.append((sentence_split, proposition_ids(p, len(sentence_split[1]))))
     results: list[list[Span]] = [[] for _ in pairs]
     order = sorted(range(len(items)), key=lambda i: (len(items[i][1]), len(items[i][0][1])))
     for start in range(0, len(order), block):

@@ -205,10 +205,13 @@ class SegmentCounts:
     propositions_unaligned: int = 0  # no word of the claim is in the sentence: dropped
 
 
-def segment_and_align(sentences: dict[str, str], segmenter: Segmenter) -> tuple[list[dict], SegmentCounts]:
-    """Each sentence's claims with their App. A.3 char spans; rows ``{id, sentence, propositions:
-    [{text, char_spans}]}``. Malformed/empty generations and claims with no aligned word are
-    counted and dropped; a sentence left with no proposition gets an empty list."""
+def segment_and_align(sentences: dict[str, str], segmenter: Segmenter, alignment: str = "authors",
+                      ) -> tuple[list[dict], SegmentCounts]:
+    """Each sentence's claims with their App. A.3 char spans (``alignment``: the mode of
+    ``alignment.ALIGNMENT_MODES``, config ``subencoder.data.alignment``); rows ``{id, sentence,
+    propositions: [{text, char_spans}]}``. Malformed/empty generations and claims with no aligned
+    word (``propositions_unaligned``) are counted and dropped, never kept with an empty mask; a
+    sentence left with no proposition gets an empty list."""
     from multivec.subencoder.alignment import align_batch
 
     ids = list(sentences)
@@ -217,7 +220,7 @@ def segment_and_align(sentences: dict[str, str], segmenter: Segmenter) -> tuple[
         raise RuntimeError(f"segmenter {segmenter.name!r} returned {len(claims)} results for {len(ids)} sentences")
     counts = SegmentCounts(sentences=len(ids))
     wanted = [(sentences[i], c) for i, cs in zip(ids, claims) for c in (cs or [])]
-    spans = iter(align_batch(wanted))
+    spans = iter(align_batch(wanted, mode=alignment))
     rows = []
     for sentence_id, cs in zip(ids, claims):
         if cs is None:
