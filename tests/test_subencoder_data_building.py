@@ -42,14 +42,15 @@ def write_propsegment(tmp_path):
 def test_propsegment_reader_uses_the_reference_response_and_skips_news(tmp_path):
     clusters_path, props_path = write_propsegment(tmp_path)
     clusters = read_clusters(clusters_path)
-    assert attach_segmentations(clusters, props_path) == 1
+    counts = attach_segmentations(clusters, props_path)
+    assert (counts.attached, counts.other_clusters) == (1, 1)
     sentence = clusters[0].documents["d1"][0]
     assert len(sentence.propositions) == 2 and sentence.propositions[0] == frozenset(range(6))
     assert sentence.text[slice(*sentence.token_spans[0])] == "Jolie"
     assert tokens_in_spans(sentence.token_spans, [[0, 12]]) == frozenset({0, 1})  # "Jolie", "signed"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"cluster_id": "c", "documents": [{"document_id": "d"}]}]))
-    with pytest.raises(MalformedInputError, match="bad.json.*document d has no 'sentences'"):
+    with pytest.raises(MalformedInputError, match="bad.json.*document d: key 'sentences' missing"):
         read_clusters(bad)
 
 

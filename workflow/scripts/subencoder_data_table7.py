@@ -4,17 +4,18 @@ from pathlib import Path
 
 from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
-from multivec.subencoder.segmentation_quality import OUR_COLUMNS, table7_frame, table7_markdown
+from multivec.subencoder.segmentation_quality import OUR_COLUMNS, table7_frame, table7_markdown, table7_warnings
 from multivec.subencoder.tables import add_statistics
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p, out = snakemake.params, snakemake.output
-    table, stats = add_statistics(table7_frame(read_json(snakemake.input.scores)), snakemake.input.units,
+    scores = read_json(snakemake.input.scores)
+    table, stats = add_statistics(table7_frame(scores), snakemake.input.units,
                                   OUR_COLUMNS, p.statistics, p.comparisons)
     table.to_csv(out.csv, index=False)
     stats.write_tests(out.tests)
     verdicts = table_verdict_lines(snakemake.input.claims, {p.stat_table: snakemake.input.units}, p.claims)
-    Path(out.md).write_text(table7_markdown(table, p.scale_line, [*stats.markdown_tests(), "", *verdicts]),
-                            encoding="utf-8")
+    sections = [*table7_warnings(scores), "", *stats.markdown_tests(), "", *verdicts]
+    Path(out.md).write_text(table7_markdown(table, p.scale_line, sections), encoding="utf-8")
     log.info("Table 7: %d rows, %d comparisons", len(table), len(stats.tests))

@@ -3,7 +3,7 @@
 from multivec.io import write_json
 from multivec.subencoder.propsegment import attach_segmentations, read_clusters
 from multivec.subencoder.segmentation import segmenter_from_config
-from multivec.subencoder.segmentation_quality import table7_scores
+from multivec.subencoder.segmentation_quality import table7_scores, table7_warnings
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
@@ -11,7 +11,9 @@ with rule_logging(snakemake.log[0]) as log:
     splits = {}
     for split in snakemake.params.splits:
         clusters = read_clusters(snakemake.input[f"clusters_{split}"])
-        attach_segmentations(clusters, snakemake.input[f"propositions_{split}"])
+        attached = attach_segmentations(clusters, snakemake.input[f"propositions_{split}"])
+        log.info("%s: %d sentences with a human segmentation (%d records of news clusters skipped, %d with no "
+                 "usable response)", split, attached.attached, attached.other_clusters, attached.no_usable_response)
         sentences = [s for c in clusters for d in c.documents.values() for s in d if s.propositions]
         if snakemake.params.max_sentences:
             sentences = sentences[:int(snakemake.params.max_sentences)]
@@ -20,6 +22,8 @@ with rule_logging(snakemake.log[0]) as log:
                                               snakemake.input.get("segmenter_model") or None)
                   for kind in seg["table7"]}
     scores = table7_scores(splits, segmenters)
+    for line in table7_warnings(scores):
+        log.warning(line)
     write_json(snakemake.output[0], scores)
     log.info("Table 7 scores: %s", ", ".join(f"{s['kind']} on {s['split']}: {len(s['sentences'])} sentences"
                                              for s in scores))

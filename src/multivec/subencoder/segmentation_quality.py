@@ -126,14 +126,36 @@ def prf_of(scores: Sequence[dict], theta: float) -> PRF:
 def table7_scores(splits: dict, segmenters: dict) -> list[dict]:
     """Every segmenter kind on every split, per sentence: ``{"system", "kind", "stand_in", "split",
     "sentences": sentence_scores}``. ``splits``: split name -> PropSegment sentences with a human
-    segmentation; ``segmenters``: kind -> segmenter."""
+    segmentation; ``segmenters``: kind -> segmenter. A split with no such sentence stops with a
+    ValueError: its P/R/F1 would be written as 0.0 although nothing was measured."""
+    empty = [split for split, sentences in splits.items() if not sentences]
+    if empty:
+        raise ValueError(f"Table 7: split(s) {', '.join(empty)} have no sentence with a human segmentation "
+                         "(did the propositions file match the clusters file?); refusing to score P/R/F1 on "
+                         "nothing")
     out = []
     for kind, segmenter in segmenters.items():
         for split, sentences in splits.items():
-            predicted, _ = predicted_token_sets(sentences, segmenter)
+            predicted, dropped = predicted_token_sets(sentences, segmenter)
             out.append({"system": segmenter.name, "kind": kind, "stand_in": bool(segmenter.stand_in),
-                        "split": split, "sentences": sentence_scores(sentences, predicted)})
+                        "split": split, "sentences": sentence_scores(sentences, predicted), "dropped": dropped})
     return out
+
+
+def table7_warnings(scores: Sequence[dict]) -> list[str]:
+    """A line for every row of ``table7_scores`` whose precision is 0 by convention (no proposition
+    predicted) and for every row that dropped claims (malformed/empty generations, unaligned claims)."""
+    lines = []
+    for entry in scores:
+        what = f"{entry['kind']} segmenter on {entry['split']}"
+        if not sum(s["predicted"] for s in entry["sentences"]):
+            lines.append(f"WARNING: the {what} predicted no proposition in {len(entry['sentences'])} sentences; "
+                         "its P/R/F1 are 0 by convention, not a measured score.")
+        dropped = entry.get("dropped") or {}
+        if any(dropped.values()):
+            lines.append(f"The {what} dropped " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in dropped.items())
+                         + " (App. A.3 alignment gave them no word of the sentence, or the generation was unusable).")
+    return lines
 
 
 def table7_rows(scores: Sequence[dict]) -> list[dict]:
