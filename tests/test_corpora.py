@@ -61,7 +61,7 @@ def test_debian_reference_malformed_lines(tmp_path):
     with pytest.raises(MalformedInputError, match=r"pairs\.jsonl:1: empty en side"):
         read_debian_reference_pairs(path)
     path.write_text('{"doc": "a", "i": 0, "en": "x", "zh": "y"}\n{"doc": "a", "i": 0, "en": "x", "zh": "y"}\n')
-    with pytest.raises(MalformedInputError, match=r"pairs\.jsonl:2: duplicate pair a#0"):
+    with pytest.raises(MalformedInputError, match=r"pairs\.jsonl:2: duplicate pair 'a#0' \(first on line 1\)"):
         read_debian_reference_pairs(path)
 
 

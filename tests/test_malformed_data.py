@@ -196,7 +196,7 @@ CASES = [
     pytest.param(lambda d: debian(d, '{"doc": "ch1", "i": 0, "en": "Hello."}'),
                  MalformedInputError, r"pairs\.jsonl:1: missing field\(s\) zh", id="pairs-missing-field"),
     pytest.param(lambda d: debian(d, pair() + "\n" + pair() + "\n"),
-                 MalformedInputError, r"pairs\.jsonl:2: duplicate pair ch1#0", id="pairs-duplicate-id"),
+                 MalformedInputError, r"pairs\.jsonl:2: duplicate pair 'ch1#0' \(first on line 1\)", id="pairs-duplicate-id"),
     pytest.param(lambda d: debian(d, pair() + "\n" + pair(i=1)[:25] + "\n"),
                  MalformedInputError, r"pairs\.jsonl:2: JSONL line does not parse", id="pairs-truncated-json-line"),
     pytest.param(lambda d: debian(d, ""),

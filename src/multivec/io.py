@@ -5,6 +5,18 @@ line, a JSONL line that does not parse, an empty document) instead of dropping i
 silently. Where a skip is the documented behaviour (``on_empty="skip"``), the number
 of skipped lines is logged.
 
+``MalformedInputError`` is the project's one data error: ``file:line: what is wrong`` (for
+archives and binary files ``file: member/record ...``). The helpers every reader of an
+external file uses to check what its consumers rely on:
+
+- ``iter_lines`` / ``iter_jsonl``: ``(line_number, text | object)``; bad UTF-8 and bad JSON
+  name the line;
+- ``check_fields(row, {"id": "string", ...}, path, line)``: required keys and their kinds
+  (``"string"``, ``"text"`` (non-empty string), ``"integer"`` (not a bool), ``"number"``
+  (finite, not a bool), ``"strings"`` (list of strings), ``"object"``);
+- ``FirstSeen``: duplicate ids name the line of the first definition;
+- ``read_json``: a parse error names file, line and column.
+
 Every data builder also records what it read and wrote: ``write_meta`` puts a
 ``meta.json`` next to its outputs (input and output counts, skips, warnings), and
 ``check_minimum`` warns (log WARNING, which rules send to stderr and their log) when a
@@ -16,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -30,6 +43,79 @@ class MalformedInputError(ValueError):
         self.path, self.line = str(path), line
         where = f"{path}:{line}" if line is not None else str(path)
         super().__init__(f"{where}: {what}")
+
+
+class MalformedJsonError(MalformedInputError, json.JSONDecodeError):
+    """A JSON file that does not parse or is not UTF-8 (``read_json``); still a ``json.JSONDecodeError``,
+    so callers that catch that keep working, but its message names the file and line."""
+
+    def __init__(self, path: str | os.PathLike, what: str, doc: str = "", pos: int = 0):
+        json.JSONDecodeError.__init__(self, what, doc, pos)
+        self.path = str(path)
+        self.line = self.lineno if doc else None
+        where = f"{path}:{self.line}" if self.line is not None else str(path)
+        detail = f"JSON does not parse: {what} (column {self.colno})" if doc else what
+        self.args = (f"{where}: {detail}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+_KINDS: dict[str, tuple[Any, str]] = {
+    "string": (lambda v: isinstance(v, str), "a string"),
+    "text": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+    "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+               "a finite number"),
+    "strings": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "object": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_fields(row: dict[str, Any], fields: dict[str, str], path: str | os.PathLike, line: int | None) -> None:
+    """Raise ``MalformedInputError`` (``path:line``) when ``row`` lacks a key of ``fields`` or a value is not
+    of its kind (``"string"``, ``"text"``, ``"integer"``, ``"number"``, ``"strings"``, ``"object"``; see the
+    module docstring). ``null`` is never a string (it must not become the text ``"None"``) and ``true`` is
+    never an integer."""
+    missing = [key for key in fields if key not in row]
+    if missing:
+        raise MalformedInputError(path, line, f"missing field(s) {', '.join(missing)}")
+    for key, kind in fields.items():
+        accepts, name = _KINDS[kind]
+        if not accepts(row[key]):
+            raise MalformedInputError(path, line, f"field {key!r} must be {name}, got {_shown(row[key])}")
+
+
+class FirstSeen:
+    """Ids defined in one file, each with the line that defined it: ``add`` raises on a second definition
+    naming both lines; ``require`` raises when a referenced id was never defined."""
+
+    def __init__(self, path: str | os.PathLike, what: str = "id"):
+        self.path, self.what = path, what
+        self.lines: dict[Any, int | None] = {}
+
+    def add(self, key: Any, line: int | None) -> None:
+        if key in self.lines:
+            first = self.lines[key]
+            raise MalformedInputError(self.path, line, f"duplicate {self.what} {_shown(key)}"
+                                                       + (f" (first on line {first})" if first is not None else ""))
+        self.lines[key] = line
+
+    def require(self, key: Any, where: str | os.PathLike, line: int | None, referrer: str = "reference") -> None:
+        """``where:line`` refers to ``key``, which must be an id of this file."""
+        if key not in self.lines:
+            raise MalformedInputError(where, line, f"{referrer} {_shown(key)} is not a {self.what} of {self.path}")
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -130,8 +216,16 @@ def write_docs_tsv(path: str | os.PathLike, docs: dict[str, str]) -> None:
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """A JSON file; a parse error or bad UTF-8 raises ``MalformedJsonError`` naming file, line and column."""
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MalformedJsonError(path, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise MalformedJsonError(path, err.msg, err.doc, err.pos) from None
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:

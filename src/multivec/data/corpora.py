@@ -33,7 +33,8 @@ from typing import Callable, Iterator
 
 from tqdm import tqdm
 
-from multivec.io import EmptyOutputError, MalformedInputError, iter_jsonl
+from multivec.data.language import LanguageCheck
+from multivec.io import EmptyOutputError, FirstSeen, MalformedInputError, check_fields, iter_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -190,27 +191,42 @@ def wiki_markup_paragraphs(markup: str) -> tuple[list[tuple[str, str]], int]:
 
 
 def enwiki_dump_paragraphs(path: str | os.PathLike, corpus: str = "gensim-enwiki") -> Iterator[Paragraph]:
-    """Prose paragraphs of a (bz2) Wikipedia XML dump, main namespace; skips are logged."""
+    """Prose paragraphs of a (bz2) Wikipedia XML dump, main namespace; skips are logged.
+
+    A truncated or corrupt dump (bz2 stream, XML) raises ``MalformedInputError`` naming the file
+    and the last page read; a dump that is not English is refused (``LanguageCheck``)."""
+    from xml.etree.ElementTree import ParseError
+
     from gensim.corpora.wikicorpus import extract_pages
 
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (a Wikipedia XML dump)")
     opener = bz2.open if path.suffix == ".bz2" else open
     redirects = short = pages = kept = dropped_lines = 0
-    with opener(path, "rb") as handle:
-        for title, markup, _page_id in tqdm(extract_pages(handle, filter_namespaces=("0",)),
-                                            desc=f"pages {corpus}", leave=False):
-            pages += 1
-            if markup.lstrip()[:9].lower() == "#redirect":
-                redirects += 1
-                continue
-            paragraphs, dropped = wiki_markup_paragraphs(markup)
-            dropped_lines += dropped
-            if sum(len(text.split()) for _, text in paragraphs) < MIN_PAGE_WORDS:
-                short += 1
-                continue
-            kept += 1
-            for index, (section, text) in enumerate(paragraphs):
-                yield Paragraph(text, corpus, title, section, index)
+    language = LanguageCheck(path, "en", "Wikipedia dump")
+    title = None
+    try:
+        with opener(path, "rb") as handle:
+            for title, markup, _page_id in tqdm(extract_pages(handle, filter_namespaces=("0",)),
+                                                desc=f"pages {corpus}", leave=False):
+                pages += 1
+                if markup.lstrip()[:9].lower() == "#redirect":
+                    redirects += 1
+                    continue
+                paragraphs, dropped = wiki_markup_paragraphs(markup)
+                dropped_lines += dropped
+                if sum(len(text.split()) for _, text in paragraphs) < MIN_PAGE_WORDS:
+                    short += 1
+                    continue
+                kept += 1
+                for index, (section, text) in enumerate(paragraphs):
+                    language.add(text)
+                    yield Paragraph(text, corpus, title, section, index)
+    except (EOFError, OSError, ParseError) as err:
+        after = f" after page {pages} ({title!r})" if pages else " before the first page"
+        raise MalformedInputError(path, None, f"truncated or corrupt Wikipedia dump{after}: {err}") from None
+    language.finish()
     log.info("%s: %d pages, kept %d; skipped %d redirects and %d pages under %d words of prose; "
              "dropped %d non-prose lines (lists, tables, captions, reference sections)",
              path, pages, kept, redirects, short, MIN_PAGE_WORDS, dropped_lines)
@@ -220,27 +236,24 @@ def enwiki_dump_paragraphs(path: str | os.PathLike, corpus: str = "gensim-enwiki
 
 def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
     """The aligned pairs (``doc``, ``i``, ``en``, ``zh``), in book order: docs as they first
-    appear, pairs by ``i`` within a doc. Malformed lines raise naming file and line."""
+    appear, pairs by ``i`` within a doc. Malformed lines (a missing field, a wrong type, an
+    empty side, a duplicate ``doc#i``) raise naming file and line, and so does a file whose
+    ``en`` side is not English or whose ``zh`` side is not Chinese (``LanguageCheck``)."""
     pairs: list[ParallelPair] = []
-    seen: set[tuple[str, int]] = set()
+    seen = FirstSeen(path, "pair")
+    languages = {"en": LanguageCheck(path, "en", "en"), "zh": LanguageCheck(path, "zh", "zh")}
     for number, row in iter_jsonl(path):
-        missing = [key for key in ("doc", "i", "en", "zh") if key not in row]
-        if missing:
-            raise MalformedInputError(path, number, f"missing field(s) {', '.join(missing)}")
-        if isinstance(row["i"], bool) or not isinstance(row["i"], int):
-            raise MalformedInputError(path, number, f"field 'i' must be an integer, got {row['i']!r}")
-        for key in ("doc", "en", "zh"):  # null must not become the text "None"
-            if not isinstance(row[key], str):
-                raise MalformedInputError(path, number, f"field {key!r} must be a string, got {row[key]!r}")
+        check_fields(row, {"doc": "string", "i": "integer", "en": "string", "zh": "string"}, path, number)
         en, zh = " ".join(row["en"].split()), row["zh"].strip()
         if not en or not zh:
             raise MalformedInputError(path, number, f"empty {'en' if not en else 'zh'} side of pair "
                                                     f"{row['doc']}#{row['i']}")
-        key = (str(row["doc"]), row["i"])
-        if key in seen:
-            raise MalformedInputError(path, number, f"duplicate pair {key[0]}#{key[1]}")
-        seen.add(key)
-        pairs.append(ParallelPair(key[0], key[1], en, zh))
+        seen.add(f"{row['doc']}#{row['i']}", number)
+        languages["en"].add(en, number)
+        languages["zh"].add(zh, number)
+        pairs.append(ParallelPair(row["doc"], row["i"], en, zh))
+    for check in languages.values():
+        check.finish()
     if not pairs:
         raise EmptyOutputError(f"{path}: no sentence pairs (empty file)")
     doc_order = {doc: n for n, doc in enumerate(dict.fromkeys(p.doc for p in pairs))}

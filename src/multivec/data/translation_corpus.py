@@ -34,6 +34,7 @@ import logging
 import os
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -43,8 +44,9 @@ from tqdm import tqdm
 from multivec.data.corpora import ParallelPair, join_chinese, read_debian_reference_pairs
 from multivec.data.documents import (TokenCounter, deterministic_split, enforce_limit, locate_sentences, pack_lengths,
                                      sentence_ends, slug, text_budget, whole_counter)
+from multivec.data.language import LanguageCheck
 from multivec.inspect import length_summary
-from multivec.io import MalformedInputError, check_minimum
+from multivec.io import FirstSeen, MalformedInputError, check_minimum
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,8 @@ class TranslationStats:
 # ---------------------------------------------------------------- readers
 
 def _open_text(path: Path):
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return open(path, "rb")
@@ -89,12 +93,17 @@ def read_news_commentary_tsv(path: str | os.PathLike,
 
     A line empty on both sides separates documents. Lines with one side empty, or with
     other than two tab-separated fields, are misaligned: they are skipped and counted
-    (logged with the first few line numbers). A non-UTF-8 line raises naming file and line.
+    (logged with the first few line numbers). A non-UTF-8 line raises naming file and line;
+    so does a truncated or corrupt gzip stream (naming the last line read), and a file whose
+    first column is not English or whose second is not Chinese (``LanguageCheck``, checked
+    when the file has been read).
     """
     path = Path(path)
     documents = 0
     pairs: list[ParallelPair] = []
     skipped: list[int] = []
+    languages = {"en": LanguageCheck(path, "en", "en (first column)"),
+                 "zh": LanguageCheck(path, "zh", "zh (second column)")}
 
     def flush():
         nonlocal pairs, documents
@@ -103,8 +112,17 @@ def read_news_commentary_tsv(path: str | os.PathLike,
             documents += 1
             pairs = []
 
+    number = 0
     with _open_text(path) as handle:
-        for number, raw in enumerate(tqdm(handle, desc=f"reading {path.name}", unit=" lines", leave=False), start=1):
+        lines = iter(tqdm(handle, desc=f"reading {path.name}", unit=" lines", leave=False))
+        while True:
+            try:
+                raw = next(lines, None)
+            except (EOFError, OSError, zlib.error) as err:
+                raise MalformedInputError(path, number + 1, f"truncated or corrupt compressed file ({err})") from None
+            if raw is None:
+                break
+            number += 1
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as err:
@@ -122,8 +140,12 @@ def read_news_commentary_tsv(path: str | os.PathLike,
             elif not en or not zh:
                 skipped.append(number)
             else:
+                languages["en"].add(en, number)
+                languages["zh"].add(zh, number)
                 pairs.append(ParallelPair(f"doc{documents:06d}", len(pairs), en, zh))
         yield from flush()
+    for check in languages.values():
+        check.finish()
     if skipped:
         log.warning("%s: skipped %d misaligned lines (one side empty or not 2 tab-separated fields), e.g. lines %s",
                     path, len(skipped), ", ".join(map(str, skipped[:5])))
@@ -135,38 +157,91 @@ _SGM_DOC = re.compile(r"<doc\b[^>]*?\bdocid=\"([^\"]*)\"", re.IGNORECASE)
 _SGM_SEG = re.compile(r"<seg\b[^>]*?\bid=\"?([^\">\s]+)\"?[^>]*>(.*?)</seg>", re.IGNORECASE)
 
 
-def parse_wmt_sgm(text: str, label: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """``[(docid, [(seg_id, text), ...]), ...]`` of a WMT SGML (``.sgm``) file, in file order."""
-    docs: list[tuple[str, list[tuple[str, str]]]] = []
+@dataclass
+class SgmDocument:
+    """One ``<doc>`` of a WMT SGML file: its id, the line it starts on and its ``(seg_id, text, line)``."""
+
+    docid: str
+    line: int
+    segments: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+def read_sgm_documents(text: str, label: str, language: str | None = None) -> list[SgmDocument]:
+    """The ``<doc>`` elements of a WMT SGML file, checked: every ``<seg>`` inside a ``<doc>`` and parsable,
+    no document id and no segment id (within its document) defined twice, at least one document, and
+    (with ``language``, ``"en"`` or ``"zh"``) the segments in that language. Errors name ``label:line``."""
+    docs: list[SgmDocument] = []
+    doc_ids = FirstSeen(label, "document id")
+    seg_ids = FirstSeen(label, "segment id")
+    check = LanguageCheck(label, language, "segment") if language else None
     for number, line in enumerate(text.splitlines(), start=1):
         doc = _SGM_DOC.search(line)
         if doc:
-            docs.append((doc.group(1), []))
+            doc_ids.add(doc.group(1), number)
+            docs.append(SgmDocument(doc.group(1), number))
+            seg_ids = FirstSeen(label, f"segment id in document {doc.group(1)!r},")
             continue
         seg = _SGM_SEG.search(line)
         if seg:
             if not docs:
                 raise MalformedInputError(label, number, "<seg> outside any <doc>")
-            docs[-1][1].append((seg.group(1), " ".join(html.unescape(seg.group(2)).split())))
+            seg_ids.add(seg.group(1), number)
+            segment = " ".join(html.unescape(seg.group(2)).split())
+            if check is not None:
+                check.add(segment, number)
+            docs[-1].segments.append((seg.group(1), segment, number))
         elif "<seg" in line.lower():
             raise MalformedInputError(label, number, "unparsable <seg> line")
+    if not docs:
+        raise MalformedInputError(label, None, "no <doc docid=...> element: not a WMT SGML file, or empty")
+    if check is not None:
+        check.finish()
     return docs
+
+
+def parse_wmt_sgm(text: str, label: str, language: str | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``[(docid, [(seg_id, text), ...]), ...]`` of a WMT SGML (``.sgm``) file, in file order
+    (checked as ``read_sgm_documents`` says)."""
+    return [(doc.docid, [(seg_id, text) for seg_id, text, _ in doc.segments])
+            for doc in read_sgm_documents(text, label, language)]
 
 
 def align_wmt_sgm(source_text: str, reference_text: str, source_label: str,
                   reference_label: str) -> list[tuple[str, list[ParallelPair]]]:
-    """Pair a WMT source and reference SGML by document id and segment id."""
-    source_docs = parse_wmt_sgm(source_text, source_label)
-    reference = {docid: dict(segs) for docid, segs in parse_wmt_sgm(reference_text, reference_label)}
-    out = []
-    for docid, segs in source_docs:
-        if docid not in reference:
-            raise MalformedInputError(reference_label, None, f"no document {docid!r} (present in {source_label})")
-        ref = reference[docid]
-        if set(ref) != {seg_id for seg_id, _ in segs}:
-            raise MalformedInputError(reference_label, None, f"document {docid!r}: segment ids differ from {source_label}")
-        pairs = [ParallelPair(docid, n, en, ref[seg_id]) for n, (seg_id, en) in enumerate(segs) if en and ref[seg_id]]
-        out.append((docid, pairs))
+    """Pair a WMT source (English) and reference (Chinese) SGML by document id and segment id.
+
+    Both files must hold the same documents with the same segment ids (a count mismatch names
+    the document's line and the ids that differ). A segment empty on either side is left out,
+    and the number left out is logged."""
+    source_docs = read_sgm_documents(source_text, source_label, "en")
+    reference_docs = read_sgm_documents(reference_text, reference_label, "zh")
+    reference = {doc.docid: doc for doc in reference_docs}
+    source_ids = {doc.docid for doc in source_docs}
+    extra = [doc for doc in reference_docs if doc.docid not in source_ids]
+    if extra:
+        raise MalformedInputError(reference_label, extra[0].line, f"document {extra[0].docid!r} is not in "
+                                                                  f"{source_label} ({len(extra)} such document(s))")
+    out, empty = [], 0
+    for doc in source_docs:
+        if doc.docid not in reference:
+            raise MalformedInputError(source_label, doc.line, f"document {doc.docid!r} is not in {reference_label}")
+        ref = reference[doc.docid]
+        targets = {seg_id: text for seg_id, text, _ in ref.segments}
+        ids = [seg_id for seg_id, _, _ in doc.segments]
+        if set(targets) != set(ids):
+            missing, added = [i for i in ids if i not in targets], [i for i in targets if i not in set(ids)]
+            raise MalformedInputError(reference_label, ref.line,
+                                      f"document {doc.docid!r} has {len(targets)} segments, {len(ids)} in "
+                                      f"{source_label}; missing ids {missing[:5]}, extra ids {added[:5]}")
+        pairs = []
+        for n, (seg_id, en, _) in enumerate(doc.segments):
+            if en and targets[seg_id]:
+                pairs.append(ParallelPair(doc.docid, n, en, targets[seg_id]))
+            else:
+                empty += 1
+        out.append((doc.docid, pairs))
+    if empty:
+        log.warning("%s / %s: left out %d segment(s) empty on one side", source_label, reference_label, empty)
     return out
 
 
@@ -183,19 +258,33 @@ def read_wmt_sgm_files(source_path: str | os.PathLike,
 
 def read_wmt19_dev(tgz_path: str | os.PathLike,
                    sets: Sequence[tuple[str, str, str]] = WMT19_DEV_SETS) -> list[tuple[str, str, list[ParallelPair]]]:
-    """``(set_name, docid, pairs)`` of the en-zh dev sets inside the WMT19 ``dev.tgz``."""
+    """``(set_name, docid, pairs)`` of the en-zh dev sets inside the WMT19 ``dev.tgz``.
+
+    A missing member, a member that is not UTF-8 and a truncated or corrupt archive raise
+    ``MalformedInputError`` naming the archive (and member)."""
+    if not Path(tgz_path).is_file():
+        raise FileNotFoundError(f"{tgz_path}: no such file (the WMT19 dev tarball)")
+    texts: dict[str, str] = {}
+    try:
+        with tarfile.open(tgz_path) as archive:
+            names = set(archive.getnames())
+            for set_name, source_member, reference_member in sets:
+                for member in (source_member, reference_member):
+                    if member not in names:
+                        raise MalformedInputError(tgz_path, None, f"no member {member!r} (needed for {set_name})")
+                    raw = archive.extractfile(member).read()
+                    try:
+                        texts[member] = raw.decode("utf-8")
+                    except UnicodeDecodeError as err:
+                        raise MalformedInputError(tgz_path, None, f"member {member}: not valid UTF-8 ({err.reason} "
+                                                                  f"at byte {err.start})") from None
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
+        raise MalformedInputError(tgz_path, None, f"truncated or corrupt tar archive ({err})") from None
     out = []
-    with tarfile.open(tgz_path) as archive:
-        names = set(archive.getnames())
-        for set_name, source_member, reference_member in sets:
-            texts = []
-            for member in (source_member, reference_member):
-                if member not in names:
-                    raise MalformedInputError(tgz_path, None, f"no member {member!r} (needed for {set_name})")
-                texts.append(archive.extractfile(member).read().decode("utf-8"))
-            for docid, pairs in align_wmt_sgm(texts[0], texts[1], f"{tgz_path}:{source_member}",
-                                              f"{tgz_path}:{reference_member}"):
-                out.append((set_name, docid, pairs))
+    for set_name, source_member, reference_member in sets:
+        for docid, pairs in align_wmt_sgm(texts[source_member], texts[reference_member],
+                                          f"{tgz_path}:{source_member}", f"{tgz_path}:{reference_member}"):
+            out.append((set_name, docid, pairs))
     return out
 
 

@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from multivec.data.language import LanguageCheck
 from multivec.io import MalformedInputError, iter_lines
 
 TITLE_LINE = re.compile(r"=\s(?!=)(.*?)\s=")           # "= Title =" after strip
@@ -42,9 +43,11 @@ class Article:
 def parse_wikitext(path: str | os.PathLike) -> list[Article]:
     """Split a WikiText file into articles and their sections (see the module docstring).
 
-    Raises ``MalformedInputError`` (file:line) for text before the first article title.
+    Raises ``MalformedInputError`` (file:line) for text before the first article title, and for a
+    file that is not English (``multivec.data.language.LanguageCheck`` over its paragraphs).
     """
     articles: list[Article] = []
+    language = LanguageCheck(path, "en", "WikiText")
     heading: str | None = None
     paragraphs: list[str] = []
 
@@ -76,6 +79,8 @@ def parse_wikitext(path: str | os.PathLike) -> list[Article]:
                 continue
         if not articles:
             raise MalformedInputError(path, number, "text before the first article title (' = Title = ')")
+        language.add(stripped, number)
         paragraphs.append(stripped)
     close_section()
+    language.finish()
     return articles
