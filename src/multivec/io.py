@@ -160,16 +160,25 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error") -> dict[str, str]:
+def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error", language: str | None = None) -> dict[str, str]:
     """Read a NUGGET-release ``docs.txt`` (``id<TAB>text`` a line) into ``{id: text}``.
 
+    Every line needs a tab and a non-empty id, each id once (errors name file:line).
     ``on_empty``: ``"error"`` (default) raises on an empty document; ``"skip"`` drops it
     and logs how many were dropped; ``"keep"`` keeps it as ``""`` and logs how many were kept
     (the released NUGGET PI sets have empty documents that their task files still use).
+    ``language`` (``"en"``/``"zh"``): the documents must be in it
+    (``multivec.data.language.LanguageCheck``).
     """
     if on_empty not in ("error", "skip", "keep"):
         raise ValueError(f"on_empty must be 'error', 'skip' or 'keep', not {on_empty!r}")
+    check = None
+    if language is not None:
+        from multivec.data.language import LanguageCheck
+
+        check = LanguageCheck(path, language, "documents")
     docs: dict[str, str] = {}
+    ids = FirstSeen(path, "document id")
     skipped = kept_empty = 0
     for number, text in iter_lines(path):
         if not text.strip():
@@ -177,8 +186,9 @@ def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error") -> dict[str,
         if "\t" not in text:
             raise MalformedInputError(path, number, "expected 'id<TAB>text'")
         doc_id, body = text.split("\t", 1)
-        if doc_id in docs:
-            raise MalformedInputError(path, number, f"duplicate document id {doc_id!r}")
+        if not doc_id.strip():
+            raise MalformedInputError(path, number, "empty document id before the tab")
+        ids.add(doc_id, number)
         if not body.strip():
             if on_empty == "error":
                 raise MalformedInputError(path, number, f"empty document {doc_id!r}")
@@ -187,7 +197,11 @@ def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error") -> dict[str,
                 continue
             kept_empty += 1
             body = ""
+        if check is not None:
+            check.add(body, number)
         docs[doc_id] = body
+    if check is not None:
+        check.finish()
     if skipped:
         log.warning("%s: skipped %d empty documents", path, skipped)
     if kept_empty:

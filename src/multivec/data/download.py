@@ -3,9 +3,9 @@
 ``fetch(source, file, dest, mirror)`` copies ``<mirror>/<mirror_path>`` when a mirror is
 given, else downloads the upstream URL (urllib, with a progress bar; ``file://`` URLs
 work too). Either way the file is written atomically (a temporary file in the
-destination folder, renamed into place), and its sha256 is checked when the registry
-knows it; a mismatch removes the temporary file and names the file, the expected and
-the actual digest. Files whose digest is unknown are accepted with a warning that logs
+destination folder, renamed into place); an empty file is refused, and its sha256 is
+checked when the registry knows it (else its size, when known); a mismatch removes the
+temporary file and names the file, the expected and the actual digest (and sizes). Files whose digest is unknown are accepted with a warning that logs
 the digest, so it can be added to ``multivec.data.sources``.
 
 ``file_identity(source, file)`` is what a downloaded file *is* (its registered sha256,
@@ -84,12 +84,19 @@ def fetch_file(remote: RemoteFile, dest: str | os.PathLike, mirror: str | os.Pat
                     length = response.headers.get("Content-Length") if hasattr(response, "headers") else None
                     total = int(length) if length else remote.size
                     _copy_stream(response, out, total, label)
-        got = sha256_of(tmp)
         where = str(origin) if mirror is not None else remote.url
+        size = tmp.stat().st_size
+        if size == 0:
+            raise DownloadError(f"{label}: {where} is empty (0 bytes)")
+        sizes = f"{size} bytes" + (f", registered {remote.size}" if remote.size is not None else "")
+        got = sha256_of(tmp)
         if remote.sha256 is None:
+            if remote.size is not None and size != remote.size:
+                raise DownloadError(f"{label}: size mismatch for {where}: expected {remote.size} bytes, got {size} "
+                                    f"(truncated download or a different file)")
             log.warning("%s: sha256 not registered, accepted unverified (from %s): sha256=%s", label, where, got)
         elif got != remote.sha256:
-            raise DownloadError(f"{label}: sha256 mismatch for {where}: expected {remote.sha256}, got {got}")
+            raise DownloadError(f"{label}: sha256 mismatch for {where}: expected {remote.sha256}, got {got} ({sizes})")
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -49,7 +49,7 @@ class LanguageCheck:
         self.path, self.language, self.side = path, language, side
         self.max_wrong_share, self.min_words, self.sample_words = max_wrong_share, min_words, sample_words
         self.texts = 0
-        self.wrong: list[tuple[int | None, str]] = []  # (line, text) of the first failing texts
+        self.wrong: list[tuple[int | str | None, str]] = []  # (line or member, text) of the first failing texts
         self.n_wrong = 0
         self.words = self.function_words = 0
 
@@ -59,8 +59,8 @@ class LanguageCheck:
         # English may quote a name in Chinese ("Tokyo (東京) is ..."): wrong when ideographs outnumber Latin letters
         return bool(CJK.search(text)) and len(CJK.findall(text)) > len(LATIN.findall(text))
 
-    def add(self, text: str, line: int | None = None) -> None:
-        """Count one text (``line``: where it is, for the message)."""
+    def add(self, text: str, line: int | str | None = None) -> None:
+        """Count one text (``line``: where it is, a line number or an archive member, for the message)."""
         if not LETTER.search(text):
             return
         self.texts += 1

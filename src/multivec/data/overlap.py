@@ -39,7 +39,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from multivec.io import MalformedInputError, iter_jsonl
+from multivec.io import FirstSeen, MalformedInputError, check_fields, iter_jsonl
 from multivec.retrieval.bm25 import tokenize
 
 log = logging.getLogger(__name__)
@@ -216,14 +216,15 @@ def measure_overlap(corpus_name: str, corpus_set: np.ndarray, task_name: str, ta
 
 def training_jsonl_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
     """Training corpus files ``{id, source, target}`` (data/built/corpora): the source and the
-    target of every row, as two documents (an n-gram never spans the two)."""
+    target of every row, as two documents (an n-gram never spans the two). Fields must be
+    strings and ids unique within a file (``file:line`` otherwise)."""
     for path in paths:
+        ids = FirstSeen(path)
         for number, row in iter_jsonl(path):
-            missing = [key for key in ("id", "source", "target") if key not in row]
-            if missing:
-                raise MalformedInputError(path, number, f"missing field(s) {', '.join(missing)}")
-            yield f"{row['id']}#source", str(row["source"])
-            yield f"{row['id']}#target", str(row["target"])
+            check_fields(row, {"id": "string", "source": "string", "target": "string"}, path, number)
+            ids.add(row["id"], number)
+            yield f"{row['id']}#source", row["source"]
+            yield f"{row['id']}#target", row["target"]
 
 
 def ranking_task_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
@@ -240,27 +241,36 @@ def ranking_task_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple
 
 
 def text_jsonl_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
-    """Documents ``{id, text}`` (the distillation's training and evaluation documents)."""
+    """Documents ``{id, text}`` (the distillation's training and evaluation documents): string fields,
+    ids unique within a file."""
     for path in paths:
+        ids = FirstSeen(path)
         for number, row in iter_jsonl(path):
-            if "id" not in row or "text" not in row:
-                raise MalformedInputError(path, number, "missing field 'id' or 'text'")
-            yield str(row["id"]), str(row["text"])
+            check_fields(row, {"id": "string", "text": "string"}, path, number)
+            ids.add(row["id"], number)
+            yield row["id"], row["text"]
 
 
 def sentence_pairs_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
     """Sentence pairs ``{pair_id, a: {id, sentence}, b: {id, sentence}}`` (the sub-sentence encoder's
-    training pairs, before segmentation): every sentence once."""
-    seen: set[str] = set()
+    training pairs, before segmentation): every sentence once; an id used for two different
+    sentences raises naming the line."""
+    seen: dict[str, tuple[str, str, int]] = {}
     for path in paths:
         for number, row in iter_jsonl(path):
+            check_fields(row, {"a": "object", "b": "object"}, path, number)
             for side in ("a", "b"):
-                sentence = row.get(side)
-                if not isinstance(sentence, dict) or "id" not in sentence or "sentence" not in sentence:
-                    raise MalformedInputError(path, number, f"side {side!r} is not {{id, sentence}}")
-                if sentence["id"] not in seen:
-                    seen.add(sentence["id"])
-                    yield str(sentence["id"]), str(sentence["sentence"])
+                sentence = row[side]
+                if not (isinstance(sentence.get("id"), str) and isinstance(sentence.get("sentence"), str)):
+                    raise MalformedInputError(path, number, f"side {side!r} is not {{id, sentence}} with string "
+                                                            f"values, got {str(sentence)[:80]}")
+                first = seen.get(sentence["id"])
+                if first is None:
+                    seen[sentence["id"]] = (sentence["sentence"], str(path), number)
+                    yield sentence["id"], sentence["sentence"]
+                elif first[0] != sentence["sentence"]:
+                    raise MalformedInputError(path, number, f"sentence id {sentence['id']!r} names another sentence "
+                                                            f"on {first[1]}:{first[2]}")
 
 
 def propsegment_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:

@@ -13,6 +13,7 @@ that the mirror still matches); paper-scale files that could not be verified her
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -57,7 +58,25 @@ def _propsegment(name: str, sha256: str, size: int) -> RemoteFile:
 SOURCES: dict[str, Source] = {}
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 def _register(source: Source) -> None:
+    """Add ``source`` to ``SOURCES``; a name registered twice, a sha256 that is not 64 lowercase hex digits,
+    a size that is not a positive integer, or two files with one mirror path raise at import."""
+    if source.name in SOURCES:
+        raise ValueError(f"data source {source.name!r} registered twice")
+    mirror_paths: dict[str, str] = {}
+    for name, remote in source.files.items():
+        where = f"data source {source.name!r} file {name!r}"
+        if remote.sha256 is not None and not _SHA256.fullmatch(remote.sha256):
+            raise ValueError(f"{where}: sha256 {remote.sha256!r} is not 64 lowercase hex digits")
+        if remote.size is not None and (isinstance(remote.size, bool) or not isinstance(remote.size, int)
+                                        or remote.size <= 0):
+            raise ValueError(f"{where}: size {remote.size!r} is not a positive integer")
+        if remote.mirror_path in mirror_paths:
+            raise ValueError(f"{where}: mirror path {remote.mirror_path!r} is also {mirror_paths[remote.mirror_path]!r}'s")
+        mirror_paths[remote.mirror_path] = name
     SOURCES[source.name] = source
 
 

@@ -37,11 +37,20 @@ LEE_SIZE = 50
 
 
 def read_latin1_lines(path: str | os.PathLike) -> list[str]:
-    """Non-empty lines of one of gensim's test corpora (Latin-1 encoded, e.g. the £ in ``lee.cor``)."""
+    """Non-empty lines of one of gensim's test corpora (Latin-1 encoded, e.g. the £ in ``lee.cor``),
+    checked to be English (``multivec.data.language.LanguageCheck``; Latin-1 itself cannot fail)."""
+    from multivec.data.language import LanguageCheck
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    return [" ".join(line.split()) for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
+    lines, language = [], LanguageCheck(path, "en")
+    for number, line in enumerate(path.read_text(encoding="latin-1").splitlines(), start=1):
+        if line.strip():
+            lines.append(" ".join(line.split()))
+            language.add(line, number)
+    language.finish()
+    return lines
 
 
 def split_words(paragraphs: list[str], max_words: int | None) -> list[str]:
@@ -117,13 +126,18 @@ def read_lee_similarities(path: str | os.PathLike):
         if not line.strip():
             continue
         try:
-            rows.append([float(x) for x in line.split()])
+            values = [float(x) for x in line.split()]
         except ValueError:
             raise MalformedInputError(path, number, "expected tab-separated numbers") from None
-    matrix = np.array(rows) if rows and len({len(r) for r in rows}) == 1 else None
-    if matrix is None or matrix.shape != (LEE_SIZE, LEE_SIZE):
-        raise MalformedInputError(path, None, f"expected a {LEE_SIZE}x{LEE_SIZE} matrix")
-    return matrix
+        if len(values) != LEE_SIZE:
+            raise MalformedInputError(path, number, f"expected {LEE_SIZE} ratings, found {len(values)}")
+        bad = [v for v in values if not 0.0 <= v <= 1.0]  # also catches nan
+        if bad:
+            raise MalformedInputError(path, number, f"ratings must lie in [0, 1], found {bad[0]}")
+        rows.append(values)
+    if len(rows) != LEE_SIZE:
+        raise MalformedInputError(path, None, f"expected a {LEE_SIZE}x{LEE_SIZE} matrix, found {len(rows)} rows")
+    return np.array(rows)
 
 
 def polarity_documents(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:
@@ -135,6 +149,11 @@ def polarity_documents(path: str | os.PathLike) -> tuple[list[dict], list[dict]]
             raise MalformedInputError(path, n + 1, f"expected '__label__neg|__label__pos TEXT', got {line[:40]!r}")
         docs.append({"id": f"polarity_{n:03d}", "text": text})
         labels.append({"id": f"polarity_{n:03d}", "label": POLARITY_LABELS[tag]})
+    present = {row["label"] for row in labels}
+    missing = [tag for tag, value in POLARITY_LABELS.items() if value not in present]
+    if missing:  # a classifier and its accuracy need both classes
+        raise MalformedInputError(path, None, f"no sentence labelled {', '.join(missing)} "
+                                              f"(of {len(labels)}); both classes are needed")
     return docs, labels
 
 
@@ -191,16 +210,13 @@ def build_eval_task(task: str, inputs: dict[str, str], documents_path: str | os.
 
 
 def read_documents(path: str | os.PathLike) -> list[dict]:
-    """``{"id", "text"}`` rows of a document file, checked (fields, strings, unique ids)."""
-    from multivec.io import iter_jsonl
+    """``{"id", "text"}`` rows of a document file, checked (fields, strings, unique ids; file:line)."""
+    from multivec.io import FirstSeen, check_fields, iter_jsonl
 
-    rows, seen = [], set()
+    rows, ids = [], FirstSeen(path)
     for number, row in iter_jsonl(path):
-        if not isinstance(row.get("id"), str) or not isinstance(row.get("text"), str):
-            raise MalformedInputError(path, number, "each row needs string fields 'id' and 'text'")
-        if row["id"] in seen:
-            raise MalformedInputError(path, number, f"duplicate id {row['id']!r}")
-        seen.add(row["id"])
+        check_fields(row, {"id": "string", "text": "string"}, path, number)
+        ids.add(row["id"], number)
         rows.append({"id": row["id"], "text": row["text"]})
     if not rows:
         raise MalformedInputError(path, None, "no documents")

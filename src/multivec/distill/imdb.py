@@ -27,6 +27,7 @@ import tarfile
 from collections import Counter
 from pathlib import Path
 
+from multivec.data.language import LanguageCheck
 from multivec.io import MalformedInputError
 
 SPLITS = ("train", "test")
@@ -40,6 +41,7 @@ def read_imdb(archive: str | os.PathLike) -> dict[str, list[dict]]:
     if not archive.is_file():
         raise FileNotFoundError(f"{archive}: no such file (the IMDB archive aclImdb_v1.tar.gz)")
     found: dict[str, list[tuple[int, int, dict]]] = {split: [] for split in SPLITS}
+    languages = {split: LanguageCheck(archive, "en", f"IMDB {split} reviews") for split in SPLITS}
     try:
         with tarfile.open(archive, "r:*") as tar:
             for member in tar:
@@ -54,12 +56,15 @@ def read_imdb(archive: str | os.PathLike) -> dict[str, list[dict]]:
                     raise MalformedInputError(archive, None, f"member {member.name}: not UTF-8 ({err})") from None
                 if not text.strip():
                     raise MalformedInputError(archive, None, f"member {member.name}: empty review")
+                languages[split].add(text, member.name)
                 label = LABELS[polarity]
                 row = {"id": f"imdb_{split}_{polarity}_{number}", "text": text.strip(), "label": label,
                        "rating": int(rating)}
                 found[split].append((label, int(number), row))
     except (tarfile.TarError, EOFError, OSError) as err:
         raise MalformedInputError(archive, None, f"not a readable tar archive ({err})") from None
+    for check in languages.values():
+        check.finish()
     out = {}
     for split, rows in found.items():
         rows.sort(key=lambda item: item[:2])
@@ -105,15 +110,19 @@ def write_splits(splits: dict[str, list[dict]], paths: dict[str, str | os.PathLi
 
 
 def read_labels(path: str | os.PathLike) -> tuple[list[str], "np.ndarray"]:
-    """``(ids, labels)`` of an IMDB split file written by ``write_splits``."""
+    """``(ids, labels)`` of an IMDB split file written by ``write_splits``: string ids, each once, and
+    integer labels 0 or 1 (``true`` is not 1); errors name file:line."""
     import numpy as np
 
-    from multivec.io import iter_jsonl
+    from multivec.io import FirstSeen, iter_jsonl
 
-    ids, labels = [], []
+    ids, labels, seen = [], [], FirstSeen(path, "review id")
     for number, row in iter_jsonl(path):
-        if not isinstance(row.get("id"), str) or row.get("label") not in (0, 1):
-            raise MalformedInputError(path, number, "each row needs a string 'id' and a 'label' 0 or 1")
+        label = row.get("label")
+        if not isinstance(row.get("id"), str) or type(label) is not int or label not in (0, 1):
+            raise MalformedInputError(path, number, f"each row needs a string 'id' and a 'label' 0 or 1 (an integer), "
+                                                    f"got id {row.get('id')!r}, label {label!r}")
+        seen.add(row["id"], number)
         ids.append(row["id"])
         labels.append(row["label"])
     if not ids:
@@ -149,12 +158,15 @@ def imdb_measurements(entries: list[dict]) -> list:
     ``Measurement``s of ``imdb_accuracy``: each test review correct x 100 (statistic ``mean``)."""
     import numpy as np
 
-    from multivec.io import read_jsonl
+    from multivec.io import check_fields, iter_jsonl
     from multivec.statistics import Measurement
 
     out = []
     for entry in entries:
-        reviews = read_jsonl(entry["reviews"])
+        reviews = []
+        for number, row in iter_jsonl(entry["reviews"]):
+            check_fields(row, {"id": "string", "label": "integer", "predicted": "integer"}, entry["reviews"], number)
+            reviews.append(row)
         correct = [100.0 * (r["predicted"] == r["label"]) for r in reviews]
         out.append(Measurement(entry["name"], "imdb_accuracy", "mean", [r["id"] for r in reviews],
                                np.array(correct), entry.get("seed")))

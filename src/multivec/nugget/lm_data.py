@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from multivec.io import MalformedInputError, read_jsonl, write_jsonl
+from multivec.io import FirstSeen, MalformedInputError, check_fields, iter_jsonl, write_jsonl
 
 
 @dataclass
@@ -55,16 +55,22 @@ def _chunk_key(row_id: str, path, number: int) -> tuple[str, int]:
 
 
 def training_streams(path: str | os.PathLike) -> list[Stream]:
-    """Continuous streams from an autoencoding corpus file (``{id, source, ...}`` rows, see module doc)."""
-    rows = read_jsonl(path)
-    if not rows:
-        raise MalformedInputError(path, None, "no rows")
+    """Continuous streams from an autoencoding corpus file (``{id, source, ...}`` rows, see module doc).
+
+    Ids must be strings ``<source>/<article>/<chunk number>``, each once, and sources non-empty
+    strings; errors name file:line."""
     chunks: dict[str, dict[int, str]] = {}
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row.get("id"), str) or not isinstance(row.get("source"), str):
-            raise MalformedInputError(path, number, "field 'id' or 'source' missing or not a string")
+    ids = FirstSeen(path, "row id")
+    for number, row in iter_jsonl(path):
+        check_fields(row, {"id": "string", "source": "text"}, path, number)
+        ids.add(row["id"], number)
         article, chunk = _chunk_key(row["id"], path, number)
+        if chunk in chunks.get(article, {}):
+            raise MalformedInputError(path, number, f"chunk {chunk} of {article!r} is defined twice "
+                                                    f"(ids differ only in zero padding)")
         chunks.setdefault(article, {})[chunk] = row["source"]
+    if not chunks:
+        raise MalformedInputError(path, None, "no rows")
     streams = []
     for article in sorted(chunks):
         numbers = sorted(chunks[article])
@@ -102,13 +108,15 @@ def write_streams(streams: Sequence[Stream], path: str | os.PathLike) -> None:
 
 
 def read_streams(path: str | os.PathLike) -> list[Stream]:
-    rows = read_jsonl(path)
-    if not rows:
+    """The ``{id, text}`` rows of ``write_streams``: string ids, each once, non-empty texts (file:line)."""
+    streams, ids = [], FirstSeen(path, "stream id")
+    for number, row in iter_jsonl(path):
+        check_fields(row, {"id": "string", "text": "text"}, path, number)
+        ids.add(row["id"], number)
+        streams.append(Stream(row["id"], row["text"]))
+    if not streams:
         raise MalformedInputError(path, None, "no rows")
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row.get("id"), str) or not isinstance(row.get("text"), str) or not row["text"].strip():
-            raise MalformedInputError(path, number, "field 'id' or 'text' missing, not a string or empty")
-    return [Stream(r["id"], r["text"]) for r in rows]
+    return streams
 
 
 def word_ids(target_tokenizer, words: Sequence[str]) -> list[list[int]]:

@@ -8,8 +8,9 @@ Exactly the NUGGET release's format (github.com/hiaoxui/nugget-data):
 
 ``RankingTask.load`` checks what the evaluation relies on and names file:line on failure:
 ids are strings and every id exists in ``docs.txt``, ``answer`` is an integer index into
-``candidates`` (not a bool), no candidate is listed twice, no query and no document id is
-defined twice.
+``candidates`` (not a bool), no candidate is listed twice and no source is its own
+candidate, every query has as many candidates as the first (one chance level), no query
+and no document id is defined twice, and the documents are English.
 
 Empty documents: the released PI dev set has two (``L873`` and ``L874``, query documents
 whose reference side is empty). They are kept as empty strings by default, so the set
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multivec.io import MalformedInputError, iter_jsonl, read_docs_tsv, write_docs_tsv, write_jsonl
+from multivec.io import FirstSeen, MalformedInputError, iter_jsonl, read_docs_tsv, write_docs_tsv, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -93,20 +94,22 @@ class RankingTask:
         for path in (docs_path, task_path):
             if not path.is_file():
                 raise FileNotFoundError(f"ranking task folder {folder} has no {path.name}")
-        documents = read_docs_tsv(docs_path, on_empty=on_empty)
+        documents = read_docs_tsv(docs_path, on_empty=on_empty, language="en")
         empty = [doc_id for doc_id, text in documents.items() if not text]
         queries = []
-        sources: dict[str, int] = {}
+        sources = FirstSeen(task_path, "query")
+        first_count: tuple[int, int] | None = None  # (candidates, line) of the first query
         for number, row in iter_jsonl(task_path):
             missing = {"source", "candidates", "answer"} - set(row)
             if missing:
                 raise MalformedInputError(task_path, number, f"missing field(s) {sorted(missing)}")
             query = RankingQuery(*_query_fields(row, task_path, number))
             _check_query(query, documents, task_path, number)
-            if query.source in sources:
-                raise MalformedInputError(task_path, number, f"duplicate query {query.source!r} "
-                                                             f"(first on line {sources[query.source]})")
-            sources[query.source] = number
+            sources.add(query.source, number)
+            first_count = first_count or (len(query.candidates), number)
+            if len(query.candidates) != first_count[0]:  # accuracy and MRR assume one chance level
+                raise MalformedInputError(task_path, number, f"{len(query.candidates)} candidates, but line "
+                                                             f"{first_count[1]} has {first_count[0]}")
             queries.append(query)
         if not queries:
             raise MalformedInputError(task_path, None, "no queries")
@@ -148,6 +151,8 @@ def _check_query(query: RankingQuery, documents: dict[str, str], where, number: 
     for candidate in query.candidates:
         if candidate not in documents:
             fail(f"candidate {candidate!r} is not in {DOCS_FILE}")
+    if query.source in query.candidates:
+        fail(f"source {query.source!r} is one of its own candidates")
     if len(set(query.candidates)) != len(query.candidates):
         duplicates = sorted({c for c in query.candidates if query.candidates.count(c) > 1})
         fail(f"duplicate candidate(s) {duplicates}")
