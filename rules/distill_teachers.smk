@@ -98,8 +98,9 @@ rule structural_teacher_embeddings:
 
 
 rule paragraph_vector_model:
-    # One PV variant trained on the training documents and saved (gensim format), once: every document
-    # set is embedded from it. One worker, config seed, fixed PYTHONHASHSEED: byte-identical on a rerun.
+    # One PV variant trained on the training documents and saved (part<i>.safetensors + part<i>.json, no
+    # pickle), once: every document set is embedded from it. One worker, config seed, fixed PYTHONHASHSEED:
+    # byte-identical on a rerun.
     input:
         train=distill_documents("train"),
     output:

@@ -106,6 +106,114 @@ def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
     assert all(np.array_equal(inferred[n], in_process.inferred[n]) for n in ("first", "second"))
     with pytest.raises(ValueError, match="trained on 40 documents, not the 39"):
         trained_vectors(models, 39)
-    (tmp_path / "pv" / "part1.model").unlink()
-    with pytest.raises(FileNotFoundError, match="part1.model: missing"):
+    (tmp_path / "pv" / "part1.safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match="part1.safetensors: missing"):
         load_models(tmp_path / "pv")
+
+
+def _same_state(saved, loaded) -> None:
+    """Every attribute of a Doc2Vec and of its word and document KeyedVectors, exactly (type, dtype, bytes)."""
+    def same(a, b, where):
+        if isinstance(a, np.ndarray):
+            assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, where
+            if a.dtype == object:
+                assert all(x.dtype == y.dtype and x.tobytes() == y.tobytes() for x, y in zip(a, b)), where
+            else:
+                assert a.tobytes() == b.tobytes(), where
+        elif isinstance(a, dict):
+            assert set(a) == set(b), where
+            for key in a:
+                same(a[key], b[key], f"{where}.{key}")
+        else:
+            assert type(a) is type(b) and a == b, (where, a, b)
+
+    assert set(vars(saved)) == set(vars(loaded))
+    for name, value in vars(saved).items():
+        if name in ("wv", "dv"):
+            assert set(vars(value)) == set(vars(getattr(loaded, name)))
+            for key, item in vars(value).items():
+                if key != "norms":  # a cache, recomputed on use
+                    same(item, vars(getattr(loaded, name))[key], f"{name}.{key}")
+        elif name == "random":
+            kind, keys, *rest = value.get_state()
+            kind2, keys2, *rest2 = loaded.random.get_state()
+            assert (kind, rest) == (kind2, rest2) and np.array_equal(keys, keys2)
+        elif name == "raw_vocab":
+            assert dict(value) == dict(loaded.raw_vocab) == {}
+        elif name != "load":
+            same(value, getattr(loaded, name), name)
+
+
+def test_saved_files_rebuild_the_model_bit_for_bit_without_pickle(texts, tmp_path):
+    """Issue 22: part<i>.safetensors + part<i>.json rebuild every attribute of each part's Doc2Vec, so the
+    trained vectors and infer_vector give the same bytes as the model before saving."""
+    from multivec.distill.paragraph_vector import infer_sets, load_models, save_models, train_part, trained_vectors
+
+    variant = _variant()
+    train, unseen = texts[:45], {"first": texts[45:52], "second": texts[52:]}
+    models = [train_part(p, train, variant.epochs, variant.seed) for p in variant.parts]
+    save_models(tmp_path / "pv", variant, models)
+    assert sorted(p.name for p in (tmp_path / "pv").iterdir()) == [
+        "part0.json", "part0.safetensors", "part1.json", "part1.safetensors", "variant.json"]
+    _, loaded, _ = load_models(tmp_path / "pv")
+    for model, again in zip(models, loaded):
+        _same_state(model, again)
+    assert trained_vectors(loaded, len(train)).tobytes() == trained_vectors(models, len(train)).tobytes()
+    before, _ = infer_sets(variant, models, unseen)  # the in-memory models' RNG advances here ...
+    after, _ = infer_sets(variant, loaded, unseen)  # ... and the loaded ones' from the same saved state
+    assert all(before[name].tobytes() == after[name].tobytes() for name in unseen)
+
+
+def test_hierarchical_softmax_models_round_trip(texts, tmp_path):
+    """syn1 and the per-word Huffman codes/points (ragged arrays) are stored too."""
+    from gensim.models.doc2vec import Doc2Vec, TaggedDocument
+
+    from multivec.distill.doc2vec_files import read_doc2vec, write_doc2vec
+    from multivec.distill.paragraph_vector import stable_hash
+
+    corpus = [TaggedDocument(tokenize(t, "lowercase"), [i]) for i, t in enumerate(texts[:30])]
+    model = Doc2Vec(corpus, vector_size=6, min_count=2, hs=1, negative=0, dm=0, epochs=2, workers=1, seed=1,
+                    hashfxn=stable_hash)
+    write_doc2vec(model, tmp_path, "hs", stable_hash)
+    loaded = read_doc2vec(tmp_path, "hs", stable_hash)
+    _same_state(model, loaded)
+    words = tokenize(texts[40], "lowercase")
+    assert model.infer_vector(words).tobytes() == loaded.infer_vector(words).tobytes()
+
+
+def test_an_attribute_that_cannot_be_stored_is_an_error_not_dropped(texts, tmp_path):
+    from multivec.distill.doc2vec_files import write_doc2vec
+    from multivec.distill.paragraph_vector import stable_hash, train_part
+
+    model = train_part(_variant().parts[0], texts[:20], 1, 1)
+    model.extra = {"a": 1}
+    with pytest.raises(TypeError, match=r"Doc2Vec\.extra \(dict\) cannot be stored without pickle"):
+        write_doc2vec(model, tmp_path, "part0", stable_hash)
+    del model.extra
+    model.hashfxn = hash
+    with pytest.raises(ValueError, match="word hash"):
+        write_doc2vec(model, tmp_path, "part0", stable_hash)
+
+
+def test_damaged_files_name_the_file(texts, tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    from multivec.distill.paragraph_vector import UnsafeModelError, load_models, save_models, train_part
+
+    variant = PVVariant.from_config({"name": "v", "parts": [
+        {"architecture": "dm", "vector_size": 8, "min_count": 2, "preprocessing": "lowercase"}]}, epochs=1, seed=3)
+    folder = tmp_path / "pv"
+    save_models(folder, variant, [train_part(variant.parts[0], texts[:20], 1, 3)])
+    tensors = load_file(str(folder / "part0.safetensors"))
+    save_file({**tensors, "wv.vectors": tensors["wv.vectors"][:-1]}, str(folder / "part0.safetensors"))
+    with pytest.raises(ValueError, match=r"part0\.safetensors: wv\.vectors has shape"):
+        load_models(folder)
+    save_file(tensors, str(folder / "part0.safetensors"))
+    record = json.loads((folder / "part0.json").read_text(encoding="utf-8"))
+    del record["random"]
+    (folder / "part0.json").write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"part0\.json: incomplete or inconsistent"):
+        load_models(folder)
+    (folder / "part0.model").write_bytes(b"not read")
+    with pytest.raises(UnsafeModelError, match=r"part0\.model: refused to load: a gensim pickle"):
+        load_models(folder)

@@ -1,5 +1,6 @@
 # Contextual teacher: one Paragraph Vector variant trained on the distillation training documents and
-# saved (models/paragraph_vector/<variant>); every document set is embedded from it by distill_pv_embed.py.
+# saved without pickle (models/paragraph_vector/<variant>: variant.json, part<i>.safetensors + part<i>.json);
+# every document set is embedded from it by distill_pv_embed.py.
 # PYTHONHASHSEED is fixed first (infer_vector seeds with hash(); the saved model is inferred with it).
 from multivec.distill.paragraph_vector import ensure_hash_seed
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from multivec.inspection.common import (Report, format_summary, is_dir_with, length_summary, read_json_checked,
-                                        short_json)
+                                        read_safetensors_header, short_json)
 from multivec.inspection.registry import inspector
 
 
@@ -56,17 +56,42 @@ def inspect_eval_task(path: Path, report: Report) -> None:
         report.line(f"builder: {short_json(read_json_checked(meta).get('builder'), 80)}")
 
 
-@inspector("paragraph vector model", "a saved Paragraph Vector variant: variant.json + part<i>.model (gensim)",
-           is_dir_with("variant.json", "part0.model"), 80)
+def _is_pv_model(path: Path) -> bool:
+    return path.is_dir() and (path / "variant.json").is_file() and \
+        ((path / "part0.json").is_file() or (path / "part0.model").is_file())
+
+
+@inspector("paragraph vector model", "a saved Paragraph Vector variant: variant.json + part<i>.safetensors "
+           "(vectors, output weights, counts) + part<i>.json (vocabulary, hyper-parameters)", _is_pv_model, 80)
 def inspect_pv_model(path: Path, report: Report) -> None:
+    from multivec.distill.paragraph_vector import pickled_parts
+
     record = read_json_checked(path / "variant.json")
     parts = record.get("parts", [])
     report.line(f"variant: {record.get('name')}  parts: {len(parts)}  dimension: "
                 f"{sum(int(p.get('vector_size', 0)) for p in parts)}  epochs: {record.get('epochs')}  "
                 f"seed: {record.get('seed')}")
+    for pickled in pickled_parts(path):  # never opened: unpickling could run code
+        report.line(f"  {pickled.name}: a gensim pickle (old format), refused by load_models; delete {path} "
+                    "and rerun the paragraph_vector_model rule")
     for i, part in enumerate(parts):
-        size = sum(f.stat().st_size for f in path.glob(f"part{i}.model*"))
-        report.line(f"  part{i}: {short_json(part, 100)}  ({size:,} bytes on disk)")
+        report.line(f"  part{i}: {short_json(part, 100)}")
+        tensors, meta = path / f"part{i}.safetensors", path / f"part{i}.json"
+        if not (tensors.is_file() and meta.is_file()):
+            report.line(f"    missing {tensors.name} or {meta.name}")
+            continue
+        saved = read_json_checked(meta)
+        shapes = {name: entry["shape"] for name, entry in sorted(read_safetensors_header(tensors).items())}
+        words, documents = shapes.get("wv.vectors", [0, 0]), shapes.get("dv.vectors", [0, 0])
+        report.line(f"    {tensors.name} ({tensors.stat().st_size:,} bytes): {words[0]} words x {words[1]}, "
+                    f"{documents[0]} documents x {documents[1]}; "
+                    + ", ".join(f"{n} {s}" for n, s in shapes.items() if n not in ("wv.vectors", "dv.vectors")))
+        attributes = saved.get("attributes", {}) if isinstance(saved, dict) else {}
+        vocabulary = saved.get("wv", {}).get("index_to_key", []) if isinstance(saved, dict) else []
+        report.line(f"    {meta.name} ({meta.stat().st_size:,} bytes): gensim {saved.get('gensim')}, "
+                    + ", ".join(f"{k}={attributes.get(k)}" for k in ("dm_concat", "window", "negative", "hs",
+                                                                     "min_count", "epochs", "corpus_count"))
+                    + f"; most frequent words: {short_json(vocabulary[:report.n], 80)}")
     for key in ("n_documents", "vocabulary", "documents", "seconds"):
         if key in record:
             report.line(f"{key}: {short_json(record[key], 80)}")

@@ -13,10 +13,13 @@ word vectors do not depend on Python's salted ``hash``); ``infer_vector`` seeds 
 start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASHSEED``
 (``ensure_hash_seed``). Same seed and input give byte-identical vectors.
 
-``save_models`` / ``load_models`` keep a trained variant (gensim's format, one model per part): the DAG
-trains each variant once (rule ``paragraph_vector_model``) and every document set, the demo tasks' and
-at paper scale IMDB's, gets ``infer_vector`` from that very model; inferring after a reload continues the
-saved model's RNG, so the vectors equal those of training and inferring in one process.
+``save_models`` / ``load_models`` keep a trained variant: the DAG trains each variant once (rule
+``paragraph_vector_model``) and every document set, the demo tasks' and at paper scale IMDB's, gets
+``infer_vector`` from that very model; inferring after a reload continues the saved model's RNG, so the
+vectors equal those of training and inferring in one process, bit for bit. The files are data only
+(issue 22): each part is ``part<i>.safetensors`` (arrays) + ``part<i>.json`` (vocabulary, hyper-parameters;
+``multivec.distill.doc2vec_files``), never gensim's pickle-based ``.model``, which ``load_models`` refuses
+unread because unpickling a planted file runs code.
 """
 
 from __future__ import annotations
@@ -142,15 +145,31 @@ def infer_part(model, part: PVPart, texts: list[str]) -> np.ndarray:
     return np.stack([model.infer_vector(tokenize(t, part.preprocessing)) for t in texts])
 
 
+class UnsafeModelError(ValueError):
+    """A saved model folder holds a pickle (gensim's ``.model`` format); it was not loaded."""
+
+
+def part_stem(i: int) -> str:
+    """The file stem of part ``i``: ``part<i>.safetensors`` + ``part<i>.json``."""
+    return f"part{i}"
+
+
+def pickled_parts(folder: str | os.PathLike) -> list[Path]:
+    """gensim pickles (``part<i>.model`` and the ``part<i>.model.*.npy`` beside them) in ``folder``."""
+    return sorted(Path(folder).glob("part*.model*"))
+
+
 def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, meta: dict | None = None) -> None:
-    """Each part's trained ``Doc2Vec`` as ``part<i>.model`` (gensim's format; large arrays beside it) and
-    ``variant.json`` (the variant, so ``load_models`` rebuilds it)."""
+    """Each part's trained ``Doc2Vec`` as ``part<i>.safetensors`` + ``part<i>.json`` (no pickle; see
+    ``multivec.distill.doc2vec_files``) and ``variant.json`` (the variant, so ``load_models`` rebuilds it)."""
+    from multivec.distill.doc2vec_files import write_doc2vec
+
     if len(models) != len(variant.parts):
         raise ValueError(f"{variant.name}: {len(models)} models for {len(variant.parts)} parts")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for i, model in enumerate(models):
-        model.save(str(folder / f"part{i}.model"))
+        write_doc2vec(model, folder, part_stem(i), stable_hash)
     record = {"name": variant.name, "parts": [vars(p) for p in variant.parts], "epochs": variant.epochs,
               "seed": variant.seed, **(meta or {})}
     (folder / "variant.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -158,22 +177,38 @@ def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, met
 
 def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list, dict]:
     """``(variant, [Doc2Vec per part], variant.json's record)`` written by ``save_models`` (the record also
-    holds the ``meta`` given there: documents, vocabulary, training seconds); errors name the missing file."""
-    from gensim.models.doc2vec import Doc2Vec
+    holds the ``meta`` given there: documents, vocabulary, training seconds). Nothing is unpickled: a folder
+    holding a gensim pickle is refused before anything is read; errors name the file."""
+    from multivec.distill.doc2vec_files import file_names, read_doc2vec
+    from multivec.io import MalformedInputError, read_json
 
     folder = Path(folder)
+    pickles = pickled_parts(folder)
+    if pickles:
+        raise UnsafeModelError(
+            f"{pickles[0]}: refused to load: a gensim pickle (the old Paragraph Vector format), and unpickling "
+            f"it could run code. Delete {folder} and rerun the paragraph_vector_model rule, which writes "
+            "part<i>.safetensors + part<i>.json")
     path = folder / "variant.json"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing (a saved Paragraph Vector model folder holds variant.json "
-                                "and part<i>.model)")
-    record = json.loads(path.read_text(encoding="utf-8"))
+        raise FileNotFoundError(f"{path}: missing (a saved Paragraph Vector model folder holds variant.json, "
+                                "part<i>.safetensors and part<i>.json)")
+    record = read_json(path)
+    if not isinstance(record, dict):
+        raise MalformedInputError(path, None, "must hold a JSON object")
     variant = PVVariant.from_config(record, epochs=record.get("epochs", 10), seed=record.get("seed", 13))
     models = []
-    for i in range(len(variant.parts)):
-        part_path = folder / f"part{i}.model"
-        if not part_path.is_file():
-            raise FileNotFoundError(f"{part_path}: missing (variant {variant.name} has {len(variant.parts)} parts)")
-        models.append(Doc2Vec.load(str(part_path)))
+    for i, part in enumerate(variant.parts):
+        for name in file_names(part_stem(i)):
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"{folder / name}: missing (variant {variant.name} has "
+                                        f"{len(variant.parts)} parts)")
+        model = read_doc2vec(folder, part_stem(i), stable_hash)
+        if model.vector_size != part.vector_size or bool(model.dm) != (part.architecture == "dm"):
+            raise MalformedInputError(folder / file_names(part_stem(i))[1], None,
+                                      f"a {model.vector_size}-d {'dm' if model.dm else 'dbow'} model, but "
+                                      f"{path.name} says part {i} is {part.vector_size}-d {part.architecture}")
+        models.append(model)
     return variant, models, record
 
 

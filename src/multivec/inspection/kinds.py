@@ -78,6 +78,10 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/distill/student/*/*", "distill embeddings", "the untrained student's embeddings of one split"),
     ArtifactKind("data/distill/concat/*", "distill embeddings", "both teachers' embeddings side by side"),
     ArtifactKind("models/paragraph_vector/*", "paragraph vector model", "a saved Paragraph Vector variant"),
+    ArtifactKind("models/paragraph_vector/*/part*.safetensors", "safetensors",
+                 "one Paragraph Vector part's arrays: word and document vectors, output weights, counts, RNG"),
+    ArtifactKind("models/paragraph_vector/*/part*.json", "json",
+                 "one Paragraph Vector part's vocabulary and hyper-parameters"),
     ArtifactKind("models/distill/*/seed*", "distill student", "a trained distillation student (one seed)"),
     ArtifactKind("results/distill_imdb/*/*.reviews.jsonl", "jsonl", "one IMDB row's (one seed) test predictions"),
     # trained models (rules/nugget.smk)
