@@ -51,9 +51,20 @@ def model_folder(name: str, root: str | os.PathLike = ".") -> str:
 
 
 def load_teacher(name: str, max_seq_length: int | None = None, device: str = "cpu"):
+    from safetensors import SafetensorError
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(model_folder(name), device=device)
+    from multivec.io import MalformedInputError
+
+    folder = model_folder(name)
+    # Weights from model.safetensors only (mpnet's and MiniLM's folders have it): a planted pytorch_model.bin is
+    # never read, and sentence-transformers refuses module classes outside its package (issue 22).
+    try:
+        model = SentenceTransformer(folder, device=device, model_kwargs={"use_safetensors": True},
+                                    trust_remote_code=False)
+    except SafetensorError as err:
+        raise MalformedInputError(Path(folder) / "model.safetensors", None,
+                                  f"not a readable safetensors file ({err})") from None
     if max_seq_length:
         model.max_seq_length = max_seq_length
     model.eval()

@@ -215,9 +215,9 @@ class DistillTask(TrainingTask):
         os.replace(tmp, path)
 
     def load_weights(self, path: Path) -> None:
-        from safetensors.torch import load_file
+        from multivec.safe_loading import read_safetensors
 
-        self.model.load_state_dict(load_file(str(path), device=str(self.model.student.device)))
+        self.model.load_state_dict(read_safetensors(path, device=str(self.model.student.device)))
 
     def save_metadata(self, out_dir: Path, run_config: dict[str, Any]) -> None:
         write_json(Path(out_dir) / CONFIG_FILE, run_config)
@@ -237,14 +237,14 @@ def train(student_config: StudentConfig, loss_config: LossConfig, train_config: 
 
 def load_trained(out_dir: str | os.PathLike) -> DistillModel:
     """The trained model of ``out_dir`` (``config.json`` + ``model.safetensors``), in eval mode on CPU."""
-    from safetensors.torch import load_file
+    from multivec.safe_loading import read_safetensors
 
     out = Path(out_dir)
     run_config = read_json(out / CONFIG_FILE)
     model = DistillModel(StudentConfig.from_dict(run_config["model"]["student"]),
                          LossConfig.from_dict(run_config["model"]["loss"]),
                          run_config["derived"]["structural_dim"], run_config["derived"]["contextual_dim"])
-    model.load_state_dict(load_file(str(out / "model.safetensors")))
+    model.load_state_dict(read_safetensors(out / "model.safetensors"))
     return model.eval()
 
 

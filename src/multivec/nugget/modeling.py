@@ -197,9 +197,9 @@ class NuggetModel(nn.Module):
         os.replace(tmp, path)  # readers never see a half-written file
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        from safetensors.torch import load_model
+        from multivec.safe_loading import load_safetensors_into
 
-        missing, unexpected = load_model(self, str(path), strict=False)
+        missing, unexpected = load_safetensors_into(self, path, strict=False)
         if missing or unexpected:
             raise ValueError(f"{path}: weights do not match the model (missing {missing}, unexpected {unexpected})")
 

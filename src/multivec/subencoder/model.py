@@ -274,9 +274,9 @@ class SubEncoder(nn.Module):
         os.replace(tmp, path)
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        from safetensors.torch import load_model
+        from multivec.safe_loading import load_safetensors_into
 
-        missing, unexpected = load_model(self, str(path), strict=False)
+        missing, unexpected = load_safetensors_into(self, path, strict=False)
         if missing or unexpected:
             raise ValueError(f"{path}: weights do not match the model (missing {missing}, unexpected {unexpected})")
 

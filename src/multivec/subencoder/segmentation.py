@@ -170,10 +170,11 @@ class Seq2SeqSegmenter:
         import torch
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+        from multivec.safe_loading import from_dag_folder
         from multivec.subencoder.llm_client import parse_claims
 
         tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        model = AutoModelForSeq2SeqLM.from_pretrained(self.model_dir).eval()
+        model = from_dag_folder(AutoModelForSeq2SeqLM, self.model_dir).eval()  # safetensors only (issue 22)
         out: list[list[str] | None] = []
         with torch.no_grad():
             for start in range(0, len(sentences), self.batch_size):

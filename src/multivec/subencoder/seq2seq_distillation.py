@@ -94,9 +94,9 @@ class Seq2SeqSegmenterTask(TrainingTask):
         os.replace(tmp, path)
 
     def load_weights(self, path: Path) -> None:
-        from safetensors.torch import load_model
+        from multivec.safe_loading import load_safetensors_into
 
-        load_model(self.model, str(path))
+        load_safetensors_into(self.model, path)
 
     def save_metadata(self, out_dir: Path, run_config: dict[str, Any]) -> None:
         self.model.config.save_pretrained(out_dir)
