@@ -12,6 +12,10 @@ byte-identical to an uninterrupted one), and a wall-clock safety net that fails 
 
 Outputs in ``out_dir``: ``model.safetensors`` (best dev weights), the task's metadata (``config.json`` …),
 ``metrics.csv``, ``training_summary.json`` and ``checkpoint/``.
+
+Test hook: with ``MULTIVEC_KILL_AFTER_STEP=<n>`` in the environment the process kills itself with SIGKILL
+right after step n (after its evaluation and checkpoint, when due), as ``kill -9`` would;
+``tests/test_resume_exact.py`` kills every trainer this way and resumes it through its entry point.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import dataclasses
 import hashlib
 import logging
 import math
+import os
 import shutil
+import signal
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -44,6 +50,7 @@ WEIGHTS_FILE = ckpt.WEIGHTS_FILE
 SCHEDULES = ("linear", "cosine", "constant")
 # Train-config keys that may change when a run is resumed: they do not change the arithmetic.
 RESUMABLE_CHANGES = {"max_minutes", "threads", "device"}
+KILL_AFTER_STEP_ENV = "MULTIVEC_KILL_AFTER_STEP"  # test hook (module docstring)
 
 
 @dataclass
@@ -96,6 +103,19 @@ class TrainingTimeLimitError(RuntimeError):
 
 class _Interrupted(RuntimeError):
     """Raised by the test hook ``_interrupt_after`` to imitate a killed process."""
+
+
+def kill_after_step() -> int | None:
+    """The step after which the test hook kills this process (``MULTIVEC_KILL_AFTER_STEP``), or None."""
+    value = os.environ.get(KILL_AFTER_STEP_ENV)
+    if value is None:
+        return None
+    try:
+        step = int(value)
+    except ValueError:
+        raise ValueError(f"{KILL_AFTER_STEP_ENV}={value!r}: expected a step number (a test hook)") from None
+    log.warning("%s=%d: this process will kill itself (SIGKILL) after step %d", KILL_AFTER_STEP_ENV, step, step)
+    return step
 
 
 def seeded_generator(seed: int, *parts: Any) -> torch.Generator:
@@ -334,6 +354,7 @@ class Trainer:
             clock = now
 
         steps_this_call = 0
+        kill_step = kill_after_step()
         model.train()
         batches = task.epoch_batches(state["epoch"])
         while state["step"] < cfg.max_steps:
@@ -396,6 +417,8 @@ class Trainer:
                 if not saved:  # keep the progress: raising max_minutes and rerunning resumes from here
                     save()
                 self._fail_time_limit(state)
+            if state["step"] == kill_step:
+                os.kill(os.getpid(), signal.SIGKILL)
             if _interrupt_after is not None and steps_this_call >= _interrupt_after:
                 progress.close()
                 raise _Interrupted(f"interrupted after step {state['step']}")
