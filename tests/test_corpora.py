@@ -89,3 +89,22 @@ def test_unknown_paragraph_corpus():
 def test_paragraph_is_hashable_with_provenance():
     p = Paragraph("text", "c", "d", "s", 3)
     assert {p: 1}[p] == 1 and p.sentences is None
+
+
+def test_the_real_corpora_pass_the_language_check_without_warnings(mirror, caplog):
+    """The language check (multivec.data.language) must not flag the mirror's real English and Chinese text."""
+    from multivec.data.language import ENGLISH_FUNCTION_WORDS, MIN_FUNCTION_WORD_SHARE, LanguageCheck
+    from multivec.data.wikitext import parse_wikitext
+    from multivec.tasks.ranking_task import RankingTask
+
+    with caplog.at_level(logging.WARNING, logger="multivec.data.language"):
+        assert len(read_debian_reference_pairs(mirror / "debian-reference" / "pairs.jsonl")) == 2616
+        for split in ("valid", "test"):
+            assert len(parse_wikitext(mirror / "wikitext-2" / f"{split}.txt")) >= 60
+        assert RankingTask.load(mirror / "nugget-data" / "paraphrase_identification" / "dev").n_queries == 1024
+    flagged = [r.getMessage() for r in caplog.records if r.name == "multivec.data.language"]
+    assert not flagged, flagged
+    check = LanguageCheck("x", "en")
+    for line in (mirror / "wikitext-2" / "valid.txt").read_text(encoding="utf-8").splitlines():
+        check.add(line)
+    assert check.function_words / check.words > 2 * MIN_FUNCTION_WORD_SHARE and "the" in ENGLISH_FUNCTION_WORDS

@@ -325,3 +325,25 @@ def test_limits_count_special_tokens_on_both_sides(tmp_path):
     assert TokenCounter(tokenizer).specials == 2 and TokenCounter(tokenizer).budget(10) == 8
     with pytest.raises(ValueError, match="no room for text"):
         TokenCounter(tokenizer).budget(2)
+
+
+def test_wmt_segments_empty_on_one_side_are_left_out_and_counted(caplog):
+    from multivec.data.translation_corpus import align_wmt_sgm
+
+    source = _sgm("srcset", [("d1", ["One.", "", "Three."])])
+    reference = _sgm("refset", [("d1", ["一。", "二。", ""])])
+    with caplog.at_level(logging.WARNING):
+        [(docid, pairs)] = align_wmt_sgm(source, reference, "src.sgm", "ref.sgm")
+    assert docid == "d1" and [(p.i, p.en, p.zh) for p in pairs] == [(0, "One.", "一。")]
+    assert "src.sgm / ref.sgm: left out 2 segment(s) empty on one side" in caplog.text
+
+
+def test_news_commentary_language_is_checked_after_the_last_document(tmp_path):
+    """The reader streams documents to the packer; a file in the wrong language still stops the build, at the
+    end of the reading step, naming the file and the first line in the wrong language."""
+    path = tmp_path / "nc.tsv"
+    path.write_text("Hello.\t你好。\n\nGood day.\tGuten Tag.\nNice.\tSchön.\n", encoding="utf-8")
+    reader = read_news_commentary_tsv(path)
+    assert next(reader)[1][0].zh == "你好。"
+    with pytest.raises(MalformedInputError, match=r"nc\.tsv:3: zh \(second column\) is not Chinese: 2 of 3"):
+        list(reader)

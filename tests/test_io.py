@@ -99,3 +99,49 @@ def test_meta_sidecar_is_written_and_inspectable(tmp_path):
     out = io.StringIO()
     inspect_path(path, out=out)
     assert "queries" in out.getvalue() and "121" in out.getvalue()
+
+
+def test_check_fields_names_the_key_and_kind():
+    from multivec.io import check_fields
+
+    spec = {"id": "string", "n": "integer", "x": "number", "text": "text", "ids": "strings", "meta": "object"}
+    good = {"id": "a", "n": 3, "x": 0.5, "text": "t", "ids": ["a"], "meta": {}}
+    check_fields(good, spec, "f.jsonl", 4)  # passes
+    cases = [({"id": None}, r"field 'id' must be a string, got None"),
+             ({"n": True}, r"field 'n' must be an integer, got True"),
+             ({"x": float("inf")}, r"field 'x' must be a finite number, got inf"),
+             ({"text": "  "}, r"field 'text' must be a non-empty string, got '  '"),
+             ({"ids": ["a", 1]}, r"field 'ids' must be a list of strings, got \['a', 1\]"),
+             ({"meta": []}, r"field 'meta' must be an object, got \[\]")]
+    for change, message in cases:
+        with pytest.raises(MalformedInputError, match=r"^f\.jsonl:4: " + message):
+            check_fields({**good, **change}, spec, "f.jsonl", 4)
+    with pytest.raises(MalformedInputError, match=r"^f\.jsonl:4: missing field\(s\) n, meta$"):
+        check_fields({k: v for k, v in good.items() if k not in ("n", "meta")}, spec, "f.jsonl", 4)
+
+
+def test_first_seen_names_both_lines():
+    from multivec.io import FirstSeen
+
+    ids = FirstSeen("docs.txt", "document id")
+    ids.add("a", 1)
+    ids.add("b", 2)
+    assert "a" in ids and len(ids) == 2
+    with pytest.raises(MalformedInputError, match=r"^docs\.txt:7: duplicate document id 'a' \(first on line 1\)$"):
+        ids.add("a", 7)
+
+
+def test_read_json_names_file_and_line_and_is_still_a_json_error(tmp_path):
+    import json
+
+    from multivec.io import read_json
+
+    path = tmp_path / "meta.json"
+    path.write_text('{\n  "a": 1\n  "b": 2\n}\n', encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as info:  # callers that catch the standard error still do
+        read_json(path)
+    assert isinstance(info.value, MalformedInputError) and info.value.line == 3
+    assert str(info.value) == f"{path}:3: JSON does not parse: Expecting ',' delimiter (column 3)"
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(MalformedInputError, match=r"meta\.json: not valid UTF-8 \(invalid start byte at byte 7\)"):
+        read_json(path)

@@ -93,7 +93,7 @@ def check_fields(row: dict[str, Any], fields: dict[str, str], path: str | os.Pat
 
 class FirstSeen:
     """Ids defined in one file, each with the line that defined it: ``add`` raises on a second definition
-    naming both lines; ``require`` raises when a referenced id was never defined."""
+    naming both lines."""
 
     def __init__(self, path: str | os.PathLike, what: str = "id"):
         self.path, self.what = path, what
@@ -105,11 +105,6 @@ class FirstSeen:
             raise MalformedInputError(self.path, line, f"duplicate {self.what} {_shown(key)}"
                                                        + (f" (first on line {first})" if first is not None else ""))
         self.lines[key] = line
-
-    def require(self, key: Any, where: str | os.PathLike, line: int | None, referrer: str = "reference") -> None:
-        """``where:line`` refers to ``key``, which must be an id of this file."""
-        if key not in self.lines:
-            raise MalformedInputError(where, line, f"{referrer} {_shown(key)} is not a {self.what} of {self.path}")
 
     def __contains__(self, key: Any) -> bool:
         return key in self.lines
