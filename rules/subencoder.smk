@@ -36,13 +36,14 @@ rule subencoder_model_train:
 
 
 rule subencoder_eval_base:
-    # App. C.1: the untrained backbone with one of the baseline encodings.
+    # App. C.1: an untrained encoder (a backbone, or one of Table 1's baseline encoders) with one of the
+    # baseline encodings, under every evaluation protocol.
     input:
         **PROPSEGMENT_DEV,
     output:
         "results/subencoder/retrieval/base_{backbone}_{strategy}.json",
     params:
-        encoder=lambda wc: SUBENC_BACKBONES[wc.backbone]["encoder"],
+        encoder=lambda wc: SUBENC_ENCODERS[wc.backbone],
         max_tokens=SUBENCODER["model"].get("max_tokens", 128),
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
     log:
@@ -58,6 +59,22 @@ rule subencoder_eval_base:
         gpu=rule_resources("encode").get("gpu", 0),
     conda:
         "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_eval_retrieval.py"
+
+
+rule subencoder_eval_lexical:
+    # Table 1's lexical baseline: candidates ranked by word-set Jaccard with the query, no model.
+    input:
+        **PROPSEGMENT_DEV,
+    output:
+        "results/subencoder/retrieval/lexical_word_jaccard.json",
+    log:
+        "logs/subencoder/eval_lexical.log",
+    benchmark:
+        "benchmarks/rules/subencoder/eval_lexical.tsv"
+    conda:
+        "../envs/data.yaml"
     script:
         "../workflow/scripts/subencoder_eval_retrieval.py"
 
@@ -150,12 +167,7 @@ rule subencoder_eval_tables:
         **{f"{t}_tests": tests_report(f"results/subencoder_{t}_tests.csv", SUBENC_CATEGORY) for t in SUBENC_RETRIEVAL_TABLES},
     params:
         tables=SUBENC_RETRIEVAL_TABLES,
-        backbones=SUBENCODER["model"]["backbones"],
-        baselines=SUBENC_BASELINES,
-        reduced_dim=SUBENC_REDUCED,
-        paper_table5_row=SUBENCODER["model"].get("paper_table5_row"),
-        segmenter=SUBENC_SEGMENTER,
-        match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
+        subencoder=SUBENCODER,  # rows, paper rows and the notes' settings (multivec.subencoder.tables)
         scale=config["scale"],
         seed=model_seeds("tables")[0],
         seeds=model_seeds("tables"),

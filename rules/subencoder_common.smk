@@ -43,8 +43,20 @@ SUBENC_FIRST = SUBENCODER["model"]["backbones"][0]["name"]
 SUBENC_REDUCED = SUBENCODER["model"].get("reduced_dim")
 SUBENC_SEGMENTER = SUBENCODER["evaluation"].get("segmenter")
 SUBENC_BASELINES = SUBENCODER["evaluation"]["baselines"]
+# What the retrieval tables hold: backbones, encodings, Table 1's protocols, lexical and paper baseline rows.
+SUBENC_LAYOUT = _subenc_units.Layout.from_config(SUBENCODER)
+# Untrained encoders by row name: each backbone's, and the untrained-only baseline encoders of Table 1.
+SUBENC_ENCODERS = {b["name"]: b["encoder"] for b in SUBENCODER["model"]["backbones"]}
+for _entry in SUBENCODER["evaluation"].get("baseline_encoders") or []:
+    if _entry["name"] in SUBENC_ENCODERS:
+        raise ValueError(f"subencoder.evaluation.baseline_encoders: name {_entry['name']!r} is already a backbone's "
+                         "or another baseline encoder's (subencoder.model.backbones)")
+    SUBENC_ENCODERS[_entry["name"]] = _entry["encoder"]
+# The retrieval set's files; the News clusters' ids (masked text) let the reader tell a News record from one
+# whose cluster matches nothing (multivec.subencoder.retrieval_set).
 PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
-                   for name in ("document_clusters", "propositions", "relationships")}
+                   for name in ("document_clusters", "propositions", "relationships",
+                                "document_cluster_retrieval_instructions")}
 SUBENC_CSTS = SUBENCODER["evaluation"].get("csts")  # Table 3, opt-in: C-STS must be fetched by the user
 # Tables 1, 4, 5, 8: atomic-fact retrieval (one rule); Table 7: segmentation (rules/subencoder_data.smk).
 SUBENC_RETRIEVAL_TABLES = ["table1", "table4"] + (["table5"] if SUBENC_REDUCED else []) \
@@ -73,8 +85,7 @@ def subencoder_train_config(backbone, seed):
 
 def subencoder_unit_entries(table, seedset):
     """Per (row, seed) evaluation files of a retrieval table over a seed set (multivec.subencoder.table_units)."""
-    return _subenc_units.unit_entries(table, list(SUBENC_BACKBONES), SUBENC_BASELINES, SUBENC_REDUCED,
-                                      model_seeds(seedset))
+    return _subenc_units.unit_entries(table, SUBENC_LAYOUT, model_seeds(seedset))
 
 
 def subencoder_table_inputs(wildcards):
@@ -84,8 +95,7 @@ def subencoder_table_inputs(wildcards):
     inputs = {"claims": claims_file()}
     for table in SUBENC_RETRIEVAL_TABLES:
         inputs[f"units_{table}"] = units_path(_subenc_units.stat_table_name(table), "tables")
-        inputs[f"evaluations_{table}"] = [e["path"] for e in _subenc_units.unit_entries(
-            table, list(SUBENC_BACKBONES), SUBENC_BASELINES, SUBENC_REDUCED, first)]
+        inputs[f"evaluations_{table}"] = [e["path"] for e in _subenc_units.unit_entries(table, SUBENC_LAYOUT, first)]
     return inputs
 
 
@@ -96,10 +106,12 @@ def subencoder_table_output(table, ext):
 
 
 # The statistics layer's tables (rules/statistics_common.smk): rows and metrics as the unit files name them.
+import dataclasses
+
 for _table in ("table1", "table4", "table5", "table8"):
     register_stat_table(_subenc_units.stat_table_name(_table), "subencoder",
-                        [s.row for s in _subenc_units.table_rows(_table, list(SUBENC_BACKBONES), SUBENC_BASELINES,
-                                                                  SUBENC_REDUCED or 64)],
+                        [s.row for s in _subenc_units.table_rows(
+                            _table, dataclasses.replace(SUBENC_LAYOUT, reduced_dim=SUBENC_REDUCED or 64))],
                         list(_subenc_units.TABLE_METRICS[_table]), built=_table in SUBENC_RETRIEVAL_TABLES)
 register_stat_table(_subenc_units.stat_table_name("table7"), "subencoder",
                     [_subenc_units.table7_row(kind, split) for kind in SUBSEG["table7"]

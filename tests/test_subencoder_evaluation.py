@@ -129,7 +129,8 @@ def test_malformed_propsegment_files_name_the_file_and_key(tmp_path):
                    {"text": "Ada", "character_offset_of_token_in_sentence": 0},
                    {"text": "wrote", "character_offset_of_token_in_sentence": 4}]}]}]}
     (tmp_path / "document_clusters.dev.json").write_text(json.dumps([cluster]))
-    (tmp_path / "propositions.dev.json").write_text(json.dumps([{"sentence_id": {"document_id": "7",
+    (tmp_path / "document_cluster_retrieval_instructions.dev.json").write_text("[]")
+    (tmp_path / "propositions.dev.json").write_text(json.dumps([{"sentence_id": {"cluster_id": "1", "document_id": "7",
                                                                                  "sentence_index": 0}}]))
     with pytest.raises(MalformedInputError, match=r"propositions.dev.json: sentence \('7', 0\): key "
                                                   r"'segmentation_responses' missing"):
@@ -164,4 +165,4 @@ def test_tables_put_the_papers_numbers_beside_ours(tmp_path):
     line = index_size_line(4.2, 384, 64)
     write_table(df, tmp_path / "t1.csv", tmp_path / "t1.md", "Table 1", [line])
     text = (tmp_path / "t1.md").read_text()
-    assert "| base | base | mask_pooling | 384 | 14.61 |" in text and "1536 bytes" in text and "256 bytes at 64" in text
+    assert "| base | authors | base | mask_pooling | 384 | 14.61 |" in text and "1536 bytes" in text and "256 bytes at 64" in text

@@ -23,6 +23,7 @@ from multivec.subencoder.table_units import (
     retrieval_measurements,
     segmentation_measurements,
     table_measurements,
+    Layout,
     table_rows,
     unit_entries,
 )
@@ -76,23 +77,27 @@ def test_measurements_reproduce_each_tables_numbers_and_pair_table8_queries():
     assert compute_statistic("mean", predicted[0].values) == pytest.approx(100 / 3)
     with pytest.raises(ValueError, match="no per-query scores"):
         retrieval_measurements("table1", "old", {"proposition": {}}, None)
+    with pytest.raises(ValueError, match="no per-query scores under protocol 'own_sentence_excluded'"):
+        retrieval_measurements("table1", "old", result, None, protocol="own_sentence_excluded")
 
 
 def test_rows_and_seeds_of_the_unit_files():
-    rows = table_rows("table1", ["minilm"], ["mask_pooling", "full_mask", "token_subset"])
-    assert [r.row for r in rows] == ["minilm (untrained, mask_pooling)", "minilm (untrained, full_mask)",
-                                     "minilm (untrained, token_subset)", "SubEncoder (minilm)"]
-    assert [r.row for r in table_rows("table5", ["minilm"], ["mask_pooling"], 64)] == \
+    layout = Layout(("minilm",), ("mask_pooling", "full_mask", "token_subset"))
+    rows = table_rows("table1", layout)
+    assert [r.row for r in rows] == ["minilm (untrained, mask_pooling) [authors]",
+                                     "minilm (untrained, full_mask) [authors]",
+                                     "minilm (untrained, token_subset) [authors]", "SubEncoder (minilm) [authors]"]
+    assert [r.row for r in table_rows("table5", Layout(("minilm",), ("mask_pooling",), 64))] == \
         ["SubEncoder (minilm)", "SubEncoder (minilm, 64-d)"]
-    assert [r.row for r in table_rows("table8", ["a"], [])] == ["SubEncoder (a), gold queries",
-                                                               "SubEncoder (a), predicted queries"]
-    entries = unit_entries("table5", ["minilm"], ["mask_pooling"], 64, [13, 14])
+    assert [r.row for r in table_rows("table8", Layout(("a",), ()))] == ["SubEncoder (a), gold queries",
+                                                                        "SubEncoder (a), predicted queries"]
+    entries = unit_entries("table5", Layout(("minilm",), ("mask_pooling",), 64), [13, 14])
     assert [(e["path"], e["seed"]) for e in entries] == [
         ("results/subencoder/retrieval/subencoder_minilm_full/seed13.json", 13),
         ("results/subencoder/retrieval/subencoder_minilm_full/seed14.json", 14),
         ("results/subencoder/retrieval/subencoder_minilm_d64/seed13.json", 13),
         ("results/subencoder/retrieval/subencoder_minilm_d64/seed14.json", 14)]
-    base = unit_entries("table4", ["minilm"], ["mask_pooling"], None, [13, 14])
+    base = unit_entries("table4", Layout(("minilm",), ("mask_pooling",)), [13, 14])
     assert [(e["path"], e["seed"]) for e in base if e["row"].startswith("minilm")] == \
         [("results/subencoder/retrieval/base_minilm_mask_pooling.json", None)]  # untrained: once, no seed
     assert evaluation_path(RowSource("r", "predicted", "a", "gold"), 15) == \
@@ -205,12 +210,18 @@ def test_smoke_tables_have_cis_tests_and_claims(smoke_tables):
         assert {f"{metric}_lo", f"{metric}_hi", f"{metric}_sd"} <= set(table1.columns)
         assert (table1[f"{metric}_lo"] <= table1[metric] + 1e-9).all()
     per_query = json.loads((smoke_tables / "results/subencoder/retrieval/subencoder_tiny_full/seed13.json").read_text())
-    ours = table1.set_index("row").loc["SubEncoder (tiny)"]
+    ours = table1.set_index("row").loc["SubEncoder (tiny) [authors]"]
     assert ours["P@1"] == round(per_query["proposition"]["p@1"], 2) and ours["n_seeds"] == 1
+    own = table1.set_index("row").loc["SubEncoder (tiny) [own_sentence_excluded]"]
+    assert own["P@1"] == round(per_query["protocols"]["own_sentence_excluded"]["p@1"], 2)
+    assert own["protocol"] == "own_sentence_excluded" and own["top1_own_sentence_pct"] == 0
+    assert table1.set_index("row").loc["word Jaccard (lexical baseline) [authors]", "kind"] == "lexical"
     tests = pd.read_csv(smoke_tables / "results/subencoder_table1_tests.csv")
-    assert list(zip(tests["row"], tests["against"])) == [("SubEncoder (tiny)", "tiny (untrained, mask_pooling)")] * 4 \
-        + [("SubEncoder (tiny)", "tiny (untrained, full_mask)")] * 4 + [("tiny (untrained, full_mask)",
-                                                                          "tiny (untrained, mask_pooling)")]
+    a, o = "[authors]", "[own_sentence_excluded]"
+    assert list(zip(tests["row"], tests["against"])) == [(f"SubEncoder (tiny) {a}", f"tiny (untrained, mask_pooling) {a}")] * 4 \
+        + [(f"SubEncoder (tiny) {a}", f"tiny (untrained, full_mask) {a}")] * 4 \
+        + [(f"tiny (untrained, full_mask) {a}", f"tiny (untrained, mask_pooling) {a}"),
+           (f"SubEncoder (tiny) {o}", f"tiny (untrained, mask_pooling) {o}")]
     md = (smoke_tables / "results/subencoder_table1.md").read_text()
     assert "Paired comparisons" in md and "## Claims on this table" in md and "not built" in md
     table7 = pd.read_csv(smoke_tables / "results/subencoder_table7.csv")

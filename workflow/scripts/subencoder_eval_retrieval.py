@@ -1,11 +1,12 @@
 # Atomic-fact retrieval on PropSegment dev with one encoder: an untrained backbone with an App. C.1
-# encoding (rule subencoder_eval_base), a trained SubEncoder (subencoder_eval_trained) or a trained
-# SubEncoder with segmenter-predicted queries (subencoder_eval_predicted, Table 8).
+# encoding (rule subencoder_eval_base), a trained SubEncoder (subencoder_eval_trained), a trained
+# SubEncoder with segmenter-predicted queries (subencoder_eval_predicted, Table 8), or the lexical
+# baseline without a model (subencoder_eval_lexical). Every protocol's scores are kept (evaluation.PROTOCOLS).
 import os
 import time
 
 from multivec.io import write_json
-from multivec.subencoder.evaluation import evaluate, predicted_queries
+from multivec.subencoder.evaluation import evaluate, evaluate_lexical, predicted_queries
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
 from multivec.subencoder.retrieval_set import build_retrieval_set
 from multivec.workflow import rule_logging
@@ -13,15 +14,18 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     rs = build_retrieval_set(os.path.dirname(snakemake.input.relationships))
     log.info("retrieval set: %s", rs.counts)
-    batch_size = int(snakemake.params.batch_size)
     started = time.perf_counter()
-    if snakemake.rule == "subencoder_eval_base":
+    if snakemake.rule == "subencoder_eval_lexical":
+        result = {"kind": "lexical", "scoring": "word_jaccard", **evaluate_lexical(rs)}
+    elif snakemake.rule == "subencoder_eval_base":
+        batch_size = int(snakemake.params.batch_size)
         strategy = snakemake.wildcards.strategy
         model = SubEncoder.from_backbone(SubEncoderConfig(encoder=snakemake.params.encoder, head="none",
                                                           max_tokens=int(snakemake.params.max_tokens)))
         result = evaluate(model, rs, strategy=strategy, batch_size=batch_size)
         result.update(kind="base", encoder=snakemake.params.encoder, strategy=strategy)
     else:
+        batch_size = int(snakemake.params.batch_size)
         model = SubEncoder.load(os.path.dirname(snakemake.input.model))
         result = {"kind": "subencoder", "model": os.path.dirname(snakemake.input.model), "strategy": "mask_pooling"}
         if snakemake.rule == "subencoder_eval_trained":
@@ -47,6 +51,7 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
             result.update(segmenter=snakemake.params.segmenter, all_queries=len(rs.queries),
                           gold=evaluate(model, rs, batch_size=batch_size, query_rows=rows),
                           predicted=evaluate(model, rs, batch_size=batch_size, queries=queries, query_rows=rows))
+    result["retrieval_set"] = rs.counts
     result["seconds"] = round(time.perf_counter() - started, 1)
     write_json(snakemake.output[0], result)
     shown = result.get("proposition") or result["predicted"]["proposition"]

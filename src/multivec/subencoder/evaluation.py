@@ -1,10 +1,17 @@
 """Atomic-fact retrieval on PropSegment (Chen et al. 2023, §4.2.1 Table 1; §5.2 Table 4; §5.4 Table 5;
 App. C.1 baselines): encode every candidate and query proposition in its sentence, rank candidates by
-cosine similarity, score P@1 and R@5/10/20.
+cosine similarity, score P@1 and R@5/10/20; and a lexical baseline without a model (word-set Jaccard,
+``evaluate_lexical``).
 
 Sentences are encoded whole (up to the encoder's position limit), whatever the training length.
 
-- Proposition level (Tables 1, 5): the query itself is removed from its ranking.
+- Proposition level (Tables 1, 5, 8), under each evaluation protocol (``PROTOCOLS``):
+  ``authors``: only the query itself is removed from its ranking (when it is a candidate), as the authors'
+  evaluation does; ``own_sentence_excluded``: every candidate of the query's own sentence is removed (its
+  sibling propositions share the query's context, so a mask-pooling encoder ranks them first; none is ever
+  gold); ``own_document_excluded``: every candidate of the query's document is removed. The removed
+  candidates always come from the gold query of a row, also when a segmenter-predicted proposition stands
+  in for it (Table 8), so gold and predicted runs rank the same pool. Tables 5 and 8 use ``authors``.
 - Sentence and document level (Table 4): a unit's score is the max over its propositions and the top-k
   unique units are returned; every proposition of the query's own document is left out (it is never
   gold: evidence comes from another document of the cluster, and it would otherwise rank first).
@@ -25,10 +32,13 @@ import torch
 
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.retrieval_set import Proposition, RetrievalSet
-from multivec.subencoder.retrieval_metrics import mean_metrics, per_query_metrics
+from multivec.subencoder.retrieval_metrics import KS, cosine_scores, mean_metrics, per_query_scores, query_metrics, \
+    score_rankings
 
 
 LEVELS = ("proposition", "sentence", "document")
+# Which candidates leave a query's proposition-level ranking (Table 1; module doc).
+PROTOCOLS = ("authors", "own_sentence_excluded", "own_document_excluded")
 
 
 def encode_propositions(model: SubEncoder, sentences: dict[tuple[str, int], str],
@@ -63,45 +73,151 @@ def query_unit_id(rs: RetrievalSet, row: int) -> str:
     return f"q{row}:{query.document_id}:{query.sentence_index}"
 
 
-def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooling", batch_size: int = 32,
-             queries: Sequence[Proposition] | None = None, query_rows: Sequence[int] | None = None
-             ) -> dict[str, Any]:
-    """Proposition-, sentence- and document-level metrics of one encoder on ``rs``.
+def removed_candidates(rs: RetrievalSet, rows: Sequence[int], protocol: str) -> list[list[int]]:
+    """The candidates left out of each query's proposition-level ranking under ``protocol`` (``PROTOCOLS``).
 
-    ``queries``/``query_rows`` (Table 8): other query propositions (e.g. a segmenter's) standing in for
-    the queries ``query_rows`` of ``rs`` (same gold); default: ``rs``'s own queries.
-    """
-    candidates = encode_propositions(model, rs.sentences, proposition_spans(rs, rs.candidates),
-                                     strategy=strategy, batch_size=batch_size)
-    rows = list(range(len(rs.queries))) if query_rows is None else list(query_rows)
-    query_props = [rs.queries[r] for r in rows] if queries is None else list(queries)
-    if len(query_props) != len(rows):
-        raise ValueError(f"{len(query_props)} query propositions for {len(rows)} query rows")
-    query_vectors = encode_propositions(model, rs.sentences, proposition_spans(rs, query_props),
-                                        strategy=strategy, batch_size=batch_size)
-    gold = [rs.gold[r] for r in rows]
-    candidate_index = {c: i for i, c in enumerate(rs.candidates)}
-    own = [candidate_index.get(prop) for prop in query_props]  # the query itself, when it is a candidate
-    results: dict[str, Any] = {"queries": len(rows), "candidates": len(rs.candidates),
-                               "dim": int(candidates.shape[1])}
-    per_query = {"units": [query_unit_id(rs, r) for r in rows]}
-    per_query["proposition"] = per_query_metrics(query_vectors, candidates, gold, own)
-    by_document: dict[str, list[int]] = {}
+    They are found from the GOLD query of each row (``rs.queries[row]``), never from the proposition that
+    is encoded: a segmenter-predicted query standing in for a gold one (Table 8) loses exactly the gold
+    query's candidates, so both runs rank the same pool."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown evaluation protocol {protocol!r}; known: {PROTOCOLS}")
+    if protocol == "authors":
+        return [[] if rs.query_index[r] is None else [rs.query_index[r]] for r in rows]
+    key = (lambda c: c.sentence_key) if protocol == "own_sentence_excluded" else (lambda c: c.document_id)
+    members: dict[Any, list[int]] = {}
     for i, cand in enumerate(rs.candidates):
-        by_document.setdefault(cand.document_id, []).append(i)
-    excluded = [by_document.get(p.document_id, []) or None for p in query_props]
+        members.setdefault(key(cand), []).append(i)
+    return [list(members.get(key(rs.queries[r]), [])) for r in rows]
+
+
+def top1_shares(rs: RetrievalSet, rows: Sequence[int], rankings: Sequence[Sequence[int]]) -> dict[str, float]:
+    """Where the top-1 candidates come from, in % of queries: the query's own sentence (a sibling
+    proposition sharing its context; never gold, which is in another document) and its own document."""
+    sentence = document = 0
+    for row, ranking in zip(rows, rankings):
+        if not ranking:
+            continue
+        top, query = rs.candidates[ranking[0]], rs.queries[row]
+        sentence += top.sentence_key == query.sentence_key
+        document += top.document_id == query.document_id
+    n = max(1, len(rows))
+    return {"top1_own_sentence_pct": 100 * sentence / n, "top1_own_document_pct": 100 * document / n}
+
+
+def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int]) -> dict[str, Any]:
+    """Every protocol's proposition-level metrics and the sentence- and document-level metrics of one
+    (Q, C) query-candidate score matrix; ``rows``: the rows of ``rs.queries`` the queries stand for.
+
+    ``proposition`` is the authors' protocol (Tables 5, 8), ``protocols[<name>]`` each protocol's (Table 1),
+    ``top1[<name>]`` where each protocol's top-1 candidates come from (``top1_shares``); ``per_query`` keeps
+    the per-query values of each, and ``removed``: the candidate the authors' protocol left out per query."""
+    rows = list(rows)
+    if scores.shape != (len(rows), len(rs.candidates)):
+        raise ValueError(f"score matrix {tuple(scores.shape)} for {len(rows)} queries and "
+                         f"{len(rs.candidates)} candidates")
+    gold = [rs.gold[r] for r in rows]
+    results: dict[str, Any] = {"queries": len(rows), "candidates": len(rs.candidates),
+                               "candidate_sentences": len({c.sentence_key for c in rs.candidates}),
+                               "candidate_documents": len({c.document_id for c in rs.candidates}),
+                               "protocols": {}, "top1": {}, "removed_per_query": {}}
+    per_query: dict[str, Any] = {"units": [query_unit_id(rs, r) for r in rows], "protocols": {}}
+    for protocol in PROTOCOLS:
+        removed = removed_candidates(rs, rows, protocol)
+        rankings = score_rankings(scores, removed, top=max(KS))
+        values: dict[str, list[float]] = {}
+        for ranking, gold_set in zip(rankings, gold):
+            for name, value in query_metrics(ranking, gold_set).items():
+                values.setdefault(name, []).append(100 * value)
+        per_query["protocols"][protocol] = values
+        results["protocols"][protocol] = mean_metrics(values)
+        results["top1"][protocol] = top1_shares(rs, rows, rankings)
+        results["removed_per_query"][protocol] = sum(map(len, removed)) / max(1, len(removed))
+        if protocol == "authors":
+            per_query["removed"] = [r[0] if r else None for r in removed]
+    per_query["proposition"] = per_query["protocols"]["authors"]
+    results["proposition"] = results["protocols"]["authors"]
+    # Table 4: every proposition of the query's own document is left out (never gold; it would rank first).
+    excluded = removed_candidates(rs, rows, "own_document_excluded")
     for level, unit_key in (("sentence", lambda c: c.sentence_key), ("document", lambda c: c.document_id)):
         units = {key: i for i, key in enumerate(dict.fromkeys(unit_key(c) for c in rs.candidates))}
         unit_of = [units[unit_key(c)] for c in rs.candidates]
         unit_gold = [{unit_of[g] for g in gold_set} for gold_set in gold]
-        per_query[level] = per_query_metrics(query_vectors, candidates, unit_gold, excluded, unit_of, len(units))
-        results[f"{level}_units"] = len(units)
-    for level in LEVELS:
+        per_query[level] = per_query_scores(scores, unit_gold, [e or None for e in excluded], unit_of, len(units))
         results[level] = mean_metrics(per_query[level])
+        results[f"{level}_units"] = len(units)
+    results["per_query"] = per_query
+    return results
+
+
+def _rows_and_queries(rs: RetrievalSet, queries: Sequence[Proposition] | None, query_rows: Sequence[int] | None):
+    rows = list(range(len(rs.queries))) if query_rows is None else list(query_rows)
+    query_props = [rs.queries[r] for r in rows] if queries is None else list(queries)
+    if len(query_props) != len(rows):
+        raise ValueError(f"{len(query_props)} query propositions for {len(rows)} query rows")
+    for row, prop in zip(rows, query_props):
+        if prop.sentence_key != rs.queries[row].sentence_key:
+            raise ValueError(f"query proposition {prop} stands in for query row {row} of another sentence "
+                             f"({rs.queries[row].sentence_key})")
+    return rows, query_props
+
+
+def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooling", batch_size: int = 32,
+             queries: Sequence[Proposition] | None = None, query_rows: Sequence[int] | None = None
+             ) -> dict[str, Any]:
+    """Proposition- (every protocol), sentence- and document-level metrics of one encoder on ``rs``
+    (``evaluate_scores`` of the cosine similarities).
+
+    ``queries``/``query_rows`` (Table 8): other query propositions (e.g. a segmenter's) standing in for
+    the queries ``query_rows`` of ``rs`` (same sentence, same gold, same removed candidates); default:
+    ``rs``'s own queries.
+    """
+    rows, query_props = _rows_and_queries(rs, queries, query_rows)
+    candidates = encode_propositions(model, rs.sentences, proposition_spans(rs, rs.candidates),
+                                     strategy=strategy, batch_size=batch_size)
+    query_vectors = encode_propositions(model, rs.sentences, proposition_spans(rs, query_props),
+                                        strategy=strategy, batch_size=batch_size)
+    results = evaluate_scores(rs, cosine_scores(query_vectors, candidates), rows)
+    results["dim"] = int(candidates.shape[1])
     vectors_per_sentence = len(rs.candidates) / max(1, len({c.sentence_key for c in rs.candidates}))
     results["index"] = {"vectors_per_sentence": round(vectors_per_sentence, 3),
                         "bytes_per_vector_fp32": 4 * int(candidates.shape[1])}
-    results["per_query"] = per_query
+    return results
+
+
+def proposition_words(rs: RetrievalSet, prop: Proposition) -> set[str]:
+    """The lexical baseline's words of a proposition: its PropSegment tokens, lower-cased, that hold a
+    letter or digit (punctuation is left out)."""
+    text, spans = rs.sentences[prop.sentence_key], rs.token_spans[prop.sentence_key]
+    words = (text[a:b].lower() for a, b in (spans[t] for t in prop.token_indices))
+    return {w for w in words if any(ch.isalnum() for ch in w)}
+
+
+def word_jaccard_scores(rs: RetrievalSet, query_props: Sequence[Proposition]) -> torch.Tensor:
+    """(Q, C) word-set Jaccard similarities of the queries and the candidates (``proposition_words``): the
+    lexical baseline of Table 1, no model."""
+    query_words = [proposition_words(rs, p) for p in query_props]
+    candidate_words = [proposition_words(rs, c) for c in rs.candidates]
+    vocabulary = {w: i for i, w in enumerate(sorted(set().union(*query_words, *candidate_words)))}
+
+    def indicator(sets):
+        matrix = torch.zeros(len(sets), max(1, len(vocabulary)))
+        for row, words in enumerate(sets):
+            matrix[row, [vocabulary[w] for w in words]] = 1.0
+        return matrix
+
+    q, c = indicator(query_words), indicator(candidate_words)
+    shared = q @ c.T
+    union = q.sum(1, keepdim=True) + c.sum(1) - shared
+    return torch.where(union > 0, shared / union.clamp(min=1), torch.zeros_like(shared))
+
+
+def evaluate_lexical(rs: RetrievalSet, queries: Sequence[Proposition] | None = None,
+                     query_rows: Sequence[int] | None = None) -> dict[str, Any]:
+    """The lexical baseline (``word_jaccard_scores``) under every protocol; ties go to the lower candidate
+    index (candidates are ordered by document and sentence)."""
+    rows, query_props = _rows_and_queries(rs, queries, query_rows)
+    results = evaluate_scores(rs, word_jaccard_scores(rs, query_props), rows)
+    results["dim"] = None
     return results
 
 

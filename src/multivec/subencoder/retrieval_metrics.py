@@ -1,8 +1,8 @@
 """Ranking metrics of the atomic-fact retrieval task (Chen et al. 2023, §4.2.1, Tables 1, 4, 5, 8):
 precision@1 (the top-1 result is gold) and recall@k = |gold ∩ top-k| / |gold|, averaged over queries,
 ×100. Units may be propositions (Table 1) or the sentences/documents that hold them (Table 4: a unit's
-score is the max over its propositions, the top k UNIQUE units are returned). The query itself is removed
-from its own ranking.
+score is the max over its propositions, the top k UNIQUE units are returned). Which candidates are left out
+of a query's ranking is the evaluation protocol's choice (``multivec.subencoder.evaluation.PROTOCOLS``).
 
 Each query's own values are kept (``per_query_metrics``): the statistics layer's bootstrap CIs and paired
 tests resample queries (``multivec.subencoder.table_units``); the table's number is their mean.
@@ -46,28 +46,52 @@ def query_metrics(ranking: Sequence[int], gold: set[int], ks: Sequence[int] = KS
     return out
 
 
+def cosine_scores(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor) -> torch.Tensor:
+    """(Q, C) cosine similarities of the query and candidate vectors."""
+    q = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
+    c = torch.nn.functional.normalize(candidate_vectors.float(), dim=-1)
+    return q @ c.T
+
+
+def score_rankings(scores: torch.Tensor, query_index: Sequence[int | Sequence[int] | None],
+                   unit_of: Sequence[int] | None = None, n_units: int | None = None, top: int = max(KS)
+                   ) -> list[list[int]]:
+    """Each query's ``top`` best units from a (Q, C) score matrix; ``query_index[q]``: the candidate(s) left
+    out of query q's ranking (None: none)."""
+    if len(query_index) != scores.shape[0]:
+        raise ValueError(f"{scores.shape[0]} queries but {len(query_index)} query indices")
+    unit_of = list(range(scores.shape[1])) if unit_of is None else list(unit_of)
+    n_units = scores.shape[1] if n_units is None else n_units
+    return [rank_units(scores[row], unit_of, n_units, own, top) for row, own in enumerate(query_index)]
+
+
+def per_query_scores(scores: torch.Tensor, gold: Sequence[set[int]],
+                     query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
+                     n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, list[float]]:
+    """Each query's P@1 and R@k ×100 from a (Q, C) score matrix (cosine, or any similarity such as the
+    lexical baseline's word Jaccard). ``gold`` holds unit indices; ``query_index[q]``: the candidate(s)
+    left out of query q's ranking (the evaluation protocol's; None: none)."""
+    if len(gold) != scores.shape[0] or len(query_index) != scores.shape[0]:
+        raise ValueError(f"{scores.shape[0]} queries but {len(gold)} gold sets and "
+                         f"{len(query_index)} query indices")
+    if not len(gold):
+        raise ValueError("no queries to score")
+    per_query: dict[str, list[float]] = {}
+    for ranking, gold_set in zip(score_rankings(scores, query_index, unit_of, n_units, max(ks)), gold):
+        for name, value in query_metrics(ranking, gold_set, ks).items():
+            per_query.setdefault(name, []).append(100 * value)
+    return per_query
+
+
 def per_query_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor, gold: Sequence[set[int]],
                       query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
                       n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, list[float]]:
     """Each query's P@1 and R@k ×100 (the evaluation units of the statistics layer), ranking by cosine
-    similarity. ``gold`` holds unit indices; ``query_index[q]``: the candidate(s) left out of query q's
-    ranking (itself; None: none)."""
+    similarity (``per_query_scores`` of ``cosine_scores``)."""
     if len(gold) != query_vectors.shape[0] or len(query_index) != query_vectors.shape[0]:
         raise ValueError(f"{query_vectors.shape[0]} queries but {len(gold)} gold sets and "
                          f"{len(query_index)} query indices")
-    if not len(gold):
-        raise ValueError("no queries to score")
-    unit_of = list(range(candidate_vectors.shape[0])) if unit_of is None else list(unit_of)
-    n_units = candidate_vectors.shape[0] if n_units is None else n_units
-    q = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
-    c = torch.nn.functional.normalize(candidate_vectors.float(), dim=-1)
-    scores = q @ c.T
-    per_query: dict[str, list[float]] = {}
-    for row, (gold_set, own) in enumerate(zip(gold, query_index)):
-        ranking = rank_units(scores[row], unit_of, n_units, own, max(ks))
-        for name, value in query_metrics(ranking, gold_set, ks).items():
-            per_query.setdefault(name, []).append(100 * value)
-    return per_query
+    return per_query_scores(cosine_scores(query_vectors, candidate_vectors), gold, query_index, unit_of, n_units, ks)
 
 
 def mean_metrics(per_query: dict[str, Sequence[float]]) -> dict[str, float]:

@@ -8,7 +8,9 @@ Evaluation units:
 - Tables 1, 4, 5, 8 (atomic-fact retrieval, §4.2.1): the PropSegment dev **queries**; a metric's unit
   value is the query's P@1 or R@k ×100 (statistic ``mean``), kept by ``evaluation.evaluate`` under
   ``per_query``. A SubEncoder row has one measurement per training seed; the untrained App. C.1
-  baselines have ``seed=None``. Table 8's gold and predicted rows are the same matched queries (the
+  baselines and the lexical baseline have ``seed=None``. Table 1 has every row once per evaluation
+  protocol (``subencoder.evaluation.protocols``; rows ``<row> [<protocol>]``, ``protocol_row``), so claims
+  and comparisons name the protocol they read. Table 8's gold and predicted rows are the same matched queries (the
   predicted query keeps its gold query's id), so they pair up.
 - Table 7 (segmentation quality, App. A.4): the PropSegment **sentences**; P/R/F1 are micro-averaged over
   sentences (``segmentation_quality``), so a sentence's components are sums: precision = Σ100·m / Σpred,
@@ -63,6 +65,14 @@ def table8_row(backbone: str, queries: str) -> str:
     return f"SubEncoder ({backbone}), {queries} queries"
 
 
+LEXICAL_ROW = "word Jaccard (lexical baseline)"
+
+
+def protocol_row(row: str, protocol: str) -> str:
+    """A Table 1 row under an evaluation protocol (``evaluation.PROTOCOLS``): ``<row> [<protocol>]``."""
+    return f"{row} [{protocol}]"
+
+
 def table7_row(kind: str, split: str) -> str:
     """A Table 7 row: a segmenter kind (``subencoder.segmenter.table7``: clause, llm, seq2seq) on a split."""
     return f"{kind} segmenter, {split}"
@@ -75,29 +85,71 @@ def dim_name(dim: int | str | None) -> str:
 
 @dataclass(frozen=True)
 class RowSource:
-    """Where one retrieval-table row's scores come from: an untrained backbone with an App. C.1 encoding
-    (``base``, variant = strategy, one evaluation), a trained SubEncoder (``trained``, variant = ``full`` or
-    ``d<dim>``, one evaluation per seed) or a SubEncoder on Table 8's matched queries (``predicted``,
-    variant = ``gold`` or ``predicted``: that part of the evaluation, per seed)."""
+    """Where one retrieval-table row's scores come from: an untrained backbone or baseline encoder with an
+    App. C.1 encoding (``base``, variant = strategy, one evaluation), a trained SubEncoder (``trained``,
+    variant = ``full`` or ``d<dim>``, one evaluation per seed), a SubEncoder on Table 8's matched queries
+    (``predicted``, variant = ``gold`` or ``predicted``: that part of the evaluation, per seed) or the
+    lexical baseline (``lexical``, no model, one evaluation). ``protocol``: Table 1's evaluation protocol
+    (which candidates leave a query's ranking); None: the table's own (Tables 4, 5, 8)."""
 
     row: str
     evaluation: str
     backbone: str
     variant: str
+    protocol: str | None = None
 
     @property
     def trained(self) -> bool:
-        return self.evaluation != "base"
+        return self.evaluation in ("trained", "predicted")
 
 
-def table_rows(table: str, backbones: Sequence[str], baselines: Sequence[str], reduced_dim: int | None = None
-               ) -> list[RowSource]:
-    """The rows of a retrieval table, in table order (``backbones``: names, first = Table 5's)."""
+@dataclass(frozen=True)
+class Layout:
+    """What the retrieval tables hold (``subencoder.model`` and ``subencoder.evaluation``): the SubEncoder
+    backbones (names; the first is Table 5's), the App. C.1 encodings of their untrained encoders, Table 5's
+    reduced dimension, Table 1's protocols, whether Table 1 has the lexical baseline row, and the
+    untrained-only baseline encoders (``(name, encoding)`` pairs: the paper's other Table 1 rows)."""
+
+    backbones: tuple[str, ...]
+    baselines: tuple[str, ...]
+    reduced_dim: int | None = None
+    protocols: tuple[str, ...] = ("authors",)
+    lexical: bool = False
+    baseline_encoders: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_config(cls, subencoder: dict[str, Any]) -> "Layout":
+        """The layout of the ``subencoder`` block of the configuration."""
+        model, evaluation = subencoder["model"], subencoder["evaluation"]
+        extra = tuple((entry["name"], encoding) for entry in evaluation.get("baseline_encoders") or []
+                      for encoding in entry.get("encodings") or evaluation["baselines"])
+        return cls(tuple(b["name"] for b in model["backbones"]), tuple(evaluation["baselines"]),
+                   model.get("reduced_dim"), tuple(evaluation.get("protocols") or ("authors",)),
+                   bool(evaluation.get("lexical_baseline", False)), extra)
+
+
+def table1_rows(layout: Layout) -> list[RowSource]:
+    """Table 1's rows, protocol by protocol: the lexical baseline, the untrained-only baseline encoders,
+    then each backbone's untrained encodings and its SubEncoder."""
     rows: list[RowSource] = []
+    for protocol in layout.protocols:
+        if layout.lexical:
+            rows.append(RowSource(protocol_row(LEXICAL_ROW, protocol), "lexical", "", "word_jaccard", protocol))
+        rows += [RowSource(protocol_row(base_row(name, s), protocol), "base", name, s, protocol)
+                 for name, s in layout.baseline_encoders]
+        for b in layout.backbones:
+            rows += [RowSource(protocol_row(base_row(b, s), protocol), "base", b, s, protocol)
+                     for s in layout.baselines]
+            rows.append(RowSource(protocol_row(subencoder_row(b), protocol), "trained", b, "full", protocol))
+    return rows
+
+
+def table_rows(table: str, layout: Layout) -> list[RowSource]:
+    """The rows of a retrieval table, in table order."""
+    rows: list[RowSource] = []
+    backbones, baselines, reduced_dim = layout.backbones, layout.baselines, layout.reduced_dim
     if table == "table1":
-        for b in backbones:
-            rows += [RowSource(base_row(b, s), "base", b, s) for s in baselines]
-            rows.append(RowSource(subencoder_row(b), "trained", b, "full"))
+        rows = table1_rows(layout)
     elif table == "table4":
         for b in backbones:
             if "mask_pooling" in baselines:  # the SubEncoder's own encoding of the untrained backbone
@@ -119,25 +171,31 @@ def table_rows(table: str, backbones: Sequence[str], baselines: Sequence[str], r
 # ---- per-unit scores
 
 def retrieval_measurements(table: str, row: str, result: dict[str, Any], seed: int | None,
-                           part: str | None = None) -> list[Measurement]:
+                           part: str | None = None, protocol: str | None = None) -> list[Measurement]:
     """One ``Measurement`` per metric of ``table`` from an evaluation JSON (``evaluation.evaluate``; for
-    Table 8, ``part`` = gold | predicted picks that evaluation of the JSON)."""
+    Table 8, ``part`` = gold | predicted picks that evaluation of the JSON; for Table 1, ``protocol`` picks
+    that protocol's proposition-level scores)."""
     if part is not None:
         result = result[part]
     per_query = result.get("per_query")
-    if per_query is None:
-        raise ValueError(f"{row}: the evaluation has no per-query scores (re-run it with this version)")
-    return [Measurement(row, metric, "mean", per_query["units"], per_query[level][name], seed)
+    if per_query is None or (protocol is not None and protocol not in per_query.get("protocols", {})):
+        raise ValueError(f"{row}: the evaluation has no per-query scores"
+                         f"{'' if protocol is None else f' under protocol {protocol!r}'} (re-run it with this version)")
+
+    def values(level: str, name: str) -> list[float]:
+        return per_query["protocols"][protocol][name] if protocol and level == "proposition" else per_query[level][name]
+
+    return [Measurement(row, metric, "mean", per_query["units"], values(level, name), seed)
             for metric, (level, name) in TABLE_METRICS[table].items()]
 
 
 def table_measurements(table: str, entries: Iterable[dict[str, Any]]) -> list[Measurement]:
-    """Measurements of a retrieval table. ``entries``: ``{"row", "path", "seed", "part"}`` per (row, seed):
-    the evaluation JSON of that row at that seed (``seed`` None for the untrained rows)."""
+    """Measurements of a retrieval table. ``entries``: ``{"row", "path", "seed", "part", "protocol"}`` per
+    (row, seed): the evaluation JSON of that row at that seed (``seed`` None for the untrained rows)."""
     measurements = []
     for entry in entries:
         measurements += retrieval_measurements(table, entry["row"], read_json(entry["path"]), entry.get("seed"),
-                                               entry.get("part"))
+                                               entry.get("part"), entry.get("protocol"))
     return measurements
 
 
@@ -162,22 +220,24 @@ def segmentation_measurements(scores: Iterable[dict[str, Any]]) -> list[Measurem
 
 
 def evaluation_path(source: RowSource, seed: int | None) -> str:
-    """The evaluation JSON of a row (the rules' outputs, rules/subencoder.smk): the untrained backbone's
-    once, a SubEncoder's per training seed."""
+    """The evaluation JSON of a row (the rules' outputs, rules/subencoder.smk): the untrained encoder's and
+    the lexical baseline's once, a SubEncoder's per training seed."""
     if source.evaluation == "base":
         return f"results/subencoder/retrieval/base_{source.backbone}_{source.variant}.json"
+    if source.evaluation == "lexical":
+        return f"results/subencoder/retrieval/lexical_{source.variant}.json"
     if source.evaluation == "trained":
         return f"results/subencoder/retrieval/subencoder_{source.backbone}_{source.variant}/seed{seed}.json"
     return f"results/subencoder/predicted/subencoder_{source.backbone}_full/seed{seed}.json"
 
 
-def unit_entries(table: str, backbones: Sequence[str], baselines: Sequence[str], reduced_dim: int | None,
-                 seeds: Sequence[int]) -> list[dict[str, Any]]:
+def unit_entries(table: str, layout: Layout, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """``table_measurements``' entries of a retrieval table over ``seeds``: each trained row at each seed,
     each untrained row once (seed None)."""
     entries = []
-    for source in table_rows(table, backbones, baselines, reduced_dim):
+    for source in table_rows(table, layout):
         for seed in (seeds if source.trained else [None]):
             entries.append({"row": source.row, "path": evaluation_path(source, seed), "seed": seed,
-                            "part": source.variant if source.evaluation == "predicted" else None})
+                            "part": source.variant if source.evaluation == "predicted" else None,
+                            "protocol": source.protocol})
     return entries

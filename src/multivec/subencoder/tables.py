@@ -2,12 +2,15 @@
 CSV and Markdown. Our numbers come from the evaluation JSONs (``multivec.subencoder.evaluation``); the
 paper's live only in the ``paper_*`` columns, copied from the paper's text (``PAPER_*`` below).
 
-- Table 1 (§4.2.1): atomic-fact retrieval, P@1 and R@5/10/20 ×100, per encoder row.
+- Table 1 (§4.2.1): atomic-fact retrieval, P@1 and R@5/10/20 ×100, per encoder row and evaluation
+  protocol (``multivec.subencoder.evaluation.PROTOCOLS``), with the share of top-1 candidates from the
+  query's own sentence; the paper's numbers only beside the authors' protocol.
 - Table 3 (§4.2.2): C-STS Spearman r ×100 (paper scale; ``multivec.subencoder.csts``).
 - Table 4 (§5.2): sentence- and document-level retrieval, P@1 and R@5.
 - Table 5 (§5.4): the SubEncoder with a reduced output dimension (64) against the full one, P@1 and R@5.
-- Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (Jaccard > 0.8 with a gold
-  one) against the same queries' gold propositions, one row each.
+- Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (token-set Jaccard above
+  ``subencoder.evaluation.match_jaccard`` with a gold one) against the same queries' gold propositions,
+  one row each.
 
 Every metric column gets its 95% bootstrap CI over queries and its seed-to-seed SD (``<metric>_lo``,
 ``_hi``, ``_sd``, ``n_seeds``; ``multivec.statistics``); the Markdown shows them as ``mean [lo, hi] ±sd``
@@ -79,17 +82,26 @@ def _round(value):
 
 
 def table1(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """``rows``: ``{"row", "kind", "strategy", "paper_row", "result"}`` with ``result`` an evaluation JSON."""
+    """``rows``: ``{"row", "kind", "strategy", "protocol", "paper_row", "result"}`` with ``result`` an
+    evaluation JSON; ``protocol`` (``evaluation.PROTOCOLS``, default ``authors``) picks its proposition-level
+    scores and where its top-1 candidates come from (``top1_own_sentence_pct``)."""
     records = []
     for row in rows:
-        prop, paper = row["result"]["proposition"], _paper(PAPER_TABLE1, row.get("paper_row"), 4)
-        records.append({"row": row["row"], "kind": row["kind"], "encoding": row["strategy"],
-                        "dim": row["result"]["dim"], "P@1": _round(prop["p@1"]), "R@5": _round(prop["r@5"]),
+        protocol = row.get("protocol") or "authors"
+        result = row["result"]
+        prop = result["protocols"][protocol] if "protocols" in result else result["proposition"]
+        paper = _paper(PAPER_TABLE1, row.get("paper_row"), 4)
+        top1 = (result.get("top1") or {}).get(protocol, {})
+        records.append({"row": row["row"], "protocol": protocol, "kind": row["kind"], "encoding": row["strategy"],
+                        "dim": result.get("dim"), "P@1": _round(prop["p@1"]), "R@5": _round(prop["r@5"]),
                         "R@10": _round(prop["r@10"]), "R@20": _round(prop["r@20"]),
+                        "top1_own_sentence_pct": _round(top1.get("top1_own_sentence_pct")),
                         "paper_row": row.get("paper_row") or "", "paper_P@1": paper[0], "paper_R@5": paper[1],
-                        "paper_R@10": paper[2], "paper_R@20": paper[3], "queries": row["result"]["queries"],
-                        "candidates": row["result"]["candidates"]})
-    return pd.DataFrame.from_records(records)
+                        "paper_R@10": paper[2], "paper_R@20": paper[3], "queries": result["queries"],
+                        "candidates": result["candidates"]})
+    df = pd.DataFrame.from_records(records)
+    df["dim"] = df["dim"].astype("Int64")
+    return df
 
 
 # Table 3's SubEncoders by backbone family, and how a backbone's encoder id or name shows its family.
@@ -180,6 +192,64 @@ def index_size_line(vectors_per_sentence: float, full_dim: int, reduced_dim: int
     return "".join(parts) + "."
 
 
+# The paper's retrieval set (Chen et al. 2023, Fig. 3 and §4.2.1), quoted beside ours.
+PAPER_RETRIEVAL_SET = "8.8k query propositions over ~45k candidate propositions from 1.5k News and Wikipedia documents"
+PROTOCOL_TEXT = {
+    "authors": "only the query itself leaves its ranking, as the authors' evaluation does",
+    "own_sentence_excluded": "every candidate of the query's own sentence leaves its ranking (the query's sibling "
+                             "propositions, which share its context; never gold)",
+    "own_document_excluded": "every candidate of the query's own document leaves its ranking (never gold)",
+}
+
+
+def retrieval_notes(table: str, evaluation: dict[str, Any], subencoder: dict[str, Any], scale: str,
+                    seeds: Sequence[int]) -> list[str]:
+    """The notes under a retrieval table, from the data and the configuration, never fixed text:
+    ``evaluation`` is an evaluation JSON of the table's first SubEncoder (counts of the retrieval set, the
+    candidates each protocol removes), ``subencoder`` the configuration's ``subencoder`` block."""
+    model, train, ev = subencoder["model"], subencoder["train"], subencoder["evaluation"]
+    data, segmenter, nli = subencoder.get("data", {}), subencoder.get("segmenter", {}), subencoder.get("nli", {})
+    removed = evaluation.get("removed_per_query", {})
+    lines = [
+        index_size_line(evaluation["index"]["vectors_per_sentence"], evaluation["dim"], model.get("reduced_dim")),
+        f"Retrieval set: {evaluation['queries']} PropSegment dev hypothesis propositions (queries) over "
+        f"{evaluation['candidates']} candidate propositions from {evaluation['candidate_sentences']} sentences of "
+        f"{evaluation['candidate_documents']} documents; the paper's: {PAPER_RETRIEVAL_SET}.",
+        f"Scale: {scale}. SubEncoders train {train['max_steps']} steps of {train['batch_size']} sentences "
+        f"({train.get('device', 'auto')}) on sentence pairs from {data.get('pairs_source', '?')}, propositions from "
+        f"the {segmenter.get('kind', '?')} segmenter, positives from the {nli.get('kind', '?')} NLI "
+        "(data/built/subencoder/meta.json says what each built).",
+        f"SubEncoder rows: mean over {len(seeds)} training seed(s) ({', '.join(map(str, seeds))}); cells are mean "
+        "[95% bootstrap CI over queries, pooled across seeds] ± seed-to-seed SD (with two or more seeds); "
+        "untrained and lexical rows are deterministic (one evaluation).",
+    ]
+    if table == "table1":
+        for protocol in ev.get("protocols") or ["authors"]:
+            mean = removed.get(protocol)
+            lines.append(f"Protocol {protocol}: {PROTOCOL_TEXT[protocol]}"
+                         + ("" if mean is None else f" ({mean:.2f} candidates removed per query on average)") + ".")
+        lines.append("top1_own_sentence_pct: % of queries whose top-1 candidate is a proposition of the query's own "
+                     "sentence (always a miss: gold is in another document).")
+        if ev.get("lexical_baseline"):
+            lines.append("word Jaccard (lexical baseline): candidates ranked by the Jaccard similarity of the "
+                         "lower-cased word sets (PropSegment tokens holding a letter or digit), no model; ties go "
+                         "to the earlier candidate.")
+        lines.append("paper_* columns: only beside the authors' protocol, on the encoding the paper reports for "
+                     "that encoder (App. C.1).")
+    elif table == "table4":
+        mean = removed.get("own_document_excluded")
+        lines.append("A unit's score is the max over its propositions; the query's own document is left out"
+                     + ("" if mean is None else f" ({mean:.2f} candidate propositions per query)") + ".")
+    elif table == "table5":
+        lines.append("delta_*: the reduced model's seed mean minus the full model's; authors' protocol.")
+    elif table == "table8":
+        lines.append(f"Queries: the gold queries whose sentence has a proposition predicted by the "
+                     f"{ev.get('segmenter')!r} segmenter with token-set Jaccard > {ev.get('match_jaccard')} "
+                     "with them; gold = the same queries' human propositions. Both runs leave out the same "
+                     "candidate, the gold query's own (authors' protocol).")
+    return lines
+
+
 STAT_SUFFIXES = ("_lo", "_hi", "_sd")
 
 
@@ -232,29 +302,47 @@ def write_table(df: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os
     Path(md_path).write_text(markdown(df, title, notes, metrics, sections))
 
 
-def retrieval_table_frame(table: str, backbones: Sequence[dict[str, Any]], baselines: Sequence[str],
-                          reduced_dim: int | None, paper_table5_row: str | None, seed: int,
-                          read=None) -> pd.DataFrame:
+def paper_base_row(entry: dict[str, Any], strategy: str, protocol: str | None) -> str | None:
+    """The paper's Table 1 row beside an untrained encoder's row: only under the authors' protocol (the
+    paper's numbers are measured so) and only for the encoding the paper reports for it (``paper_encoding``
+    of a baseline encoder, ``paper_base_encoding`` of a backbone; App. C.1: mask pooling unless given)."""
+    if protocol not in (None, "authors"):
+        return None
+    encoding = entry.get("paper_encoding") or entry.get("paper_base_encoding") or "mask_pooling"
+    return entry.get("paper_row" if "paper_encoding" in entry else "paper_base_row") if strategy == encoding else None
+
+
+def retrieval_table_frame(table: str, subencoder: dict[str, Any], seed: int, read=None) -> pd.DataFrame:
     """Table 1, 4, 5 or 8 from the evaluation JSONs of one training seed (``seed``; untrained rows have one),
-    rows as ``table_units.table_rows`` names them. The metric columns are that seed's; ``add_statistics``
-    replaces them by the seed means over the table's seeds."""
+    rows as ``table_units.table_rows`` names them for the ``subencoder`` block of the configuration. The
+    metric columns are that seed's; ``add_statistics`` replaces them by the seed means over the table's seeds."""
     from multivec.io import read_json
-    from multivec.subencoder.table_units import evaluation_path, table_rows
+    from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
 
     read = read or read_json
-    config = {b["name"]: b for b in backbones}
-    sources = table_rows(table, [b["name"] for b in backbones], baselines, reduced_dim)
+    config = {b["name"]: b for b in subencoder["model"]["backbones"]}
+    extra = {e["name"]: {**e, "paper_encoding": e.get("paper_encoding") or "mask_pooling"}
+             for e in subencoder["evaluation"].get("baseline_encoders") or []}
+    sources = table_rows(table, Layout.from_config(subencoder))
     results = {s.row: read(evaluation_path(s, seed)) for s in sources}
     if table == "table1":
-        return table1([{"row": s.row, "kind": "subencoder" if s.trained else "base",
-                        "strategy": "mask_pooling" if s.trained else s.variant,
-                        "paper_row": config[s.backbone].get("paper_row" if s.trained else "paper_base_row"),
+        def paper_row(s):
+            if s.evaluation == "lexical":
+                return None
+            if s.trained:
+                return config[s.backbone].get("paper_row") if s.protocol == "authors" else None
+            return paper_base_row(extra.get(s.backbone) or config[s.backbone], s.variant, s.protocol)
+
+        kinds = {"trained": "subencoder", "base": "base", "lexical": "lexical"}
+        return table1([{"row": s.row, "kind": kinds[s.evaluation], "protocol": s.protocol,
+                        "strategy": "mask_pooling" if s.trained else s.variant, "paper_row": paper_row(s),
                         "result": results[s.row]} for s in sources])
     if table == "table4":
         return table4([{"row": s.row, "kind": "subencoder" if s.trained else "base", "strategy": "mask_pooling",
                         "paper_row": config[s.backbone].get("paper_table4_row") if s.trained else None,
                         "result": results[s.row]} for s in sources])
     if table == "table5":
+        paper_table5_row = subencoder["model"].get("paper_table5_row")
         return table5([{"row": s.row, "result": results[s.row], "paper_row": paper_table5_row,
                         "paper_dim": results[s.row]["dim"] if paper_table5_row else None} for s in sources])
     if table == "table8":
