@@ -10,9 +10,10 @@ state, metrics.csv (without its timing columns), summary and metadata as the uni
 trainer runs more than one epoch, and the resumptions start in different epochs.
 
 Trainers (every ``TrainingTask`` in src/multivec): NUGGET AE (the frozen-bottom cache, whose history-
-dependent rounding broke exact resumption), NUGGET MT on mBART, TSDAE (deletion noise, dropout), the
-NUGGET LM of Table 3, the SubEncoder, the distilled student (SoftCCA's running state) and the seq2seq
-segmenter. The IMDB head (``distill.classification_head``) does not use the engine and keeps no checkpoint.
+dependent rounding broke exact resumption) with a scratch and a warm-started tied decoder, NUGGET MT on
+mBART, TSDAE (deletion noise, dropout), the NUGGET LM of Table 3, the SubEncoder, the distilled student
+(SoftCCA's running state, gradient accumulation) and the seq2seq segmenter. The IMDB head
+(``distill.classification_head``) does not use the engine and keeps no checkpoint.
 
 The killed runs are children of a multiprocessing fork server (a fresh process that imports the
 trainers once), so a kill costs a fork, not a Python start.
@@ -177,6 +178,9 @@ class Case:
 
 CASES = {
     "nugget_ae": Case(nugget_inputs, nugget_run(dict(objective="ae"))),  # frozen-bottom cache on
+    # nugget_analysis's decoder: warm-started from the encoder, output tied to its word embeddings
+    "nugget_ae_warm_decoder": Case(nugget_inputs, nugget_run(dict(objective="ae", decoder_init="encoder",
+                                                                 target_tokenizer="source"))),
     "nugget_mt_mbart": Case(nugget_inputs, nugget_run(dict(objective="mt", architecture="mbart",
                                                           encoder="tiny-random-mbart", target_tokenizer="source"))),
     "tsdae": Case(nugget_inputs, nugget_run(dict(bottleneck="mean", residual=False, feedback=False, frozen_layers=-1,

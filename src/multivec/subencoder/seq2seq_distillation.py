@@ -87,10 +87,23 @@ class Seq2SeqSegmenterTask(TrainingTask):
         return {"dev_loss": total / max(count, 1)}
 
     def save_weights(self, path: Path) -> None:
-        from safetensors.torch import save_model
+        """The weights, one entry per tied group, as the same bytes in every process.
 
+        T5 ties its embeddings (``shared``, both ``embed_tokens``, ``lm_head``). safetensors' ``save_model``
+        records the dropped names as metadata in hash order, so identical weights were written as different
+        bytes by another process (issue 22: a resumed run copies the best weights a killed process wrote).
+        Here the first name of each tied group in sorted order is kept and no alias metadata is written;
+        ``load_weights`` and ``from_pretrained`` re-tie the others."""
+        from safetensors.torch import save_file
+
+        kept, seen = {}, set()
+        for name, tensor in sorted(self.model.state_dict().items()):
+            key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape))
+            if key not in seen:
+                seen.add(key)
+                kept[name] = tensor.detach().contiguous().cpu()
         tmp = Path(path).with_name(Path(path).name + ".tmp")
-        save_model(self.model, str(tmp))
+        save_file(kept, str(tmp), metadata={"format": "pt"})
         os.replace(tmp, path)
 
     def load_weights(self, path: Path) -> None:
