@@ -140,6 +140,8 @@ def _same_state(saved, loaded) -> None:
             assert (kind, rest) == (kind2, rest2) and np.array_equal(keys, keys2)
         elif name == "raw_vocab":
             assert dict(value) == dict(loaded.raw_vocab) == {}
+        elif name == "lifecycle_events":  # gensim's log: values that are not JSON types are kept as str
+            assert json.loads(json.dumps(value, default=str)) == loaded.lifecycle_events
         elif name != "load":
             same(value, getattr(loaded, name), name)
 
@@ -217,3 +219,15 @@ def test_damaged_files_name_the_file(texts, tmp_path):
     (folder / "part0.model").write_bytes(b"not read")
     with pytest.raises(UnsafeModelError, match=r"part0\.model: refused to load: a gensim pickle"):
         load_models(folder)
+
+
+def test_a_model_gensim_saved_before_is_stored_too(texts, tmp_path):
+    """gensim's own save() leaves lists of attribute names on the model (``__numpys`` ...): plain lists, kept."""
+    from multivec.distill.doc2vec_files import read_doc2vec, write_doc2vec
+    from multivec.distill.paragraph_vector import stable_hash, train_part
+
+    model = train_part(_variant().parts[1], texts[:20], 1, 1)
+    model.save(str(tmp_path / "gensim.model"))
+    assert isinstance(vars(model)["__numpys"], list)
+    write_doc2vec(model, tmp_path, "part0", stable_hash)
+    _same_state(model, read_doc2vec(tmp_path, "part0", stable_hash))

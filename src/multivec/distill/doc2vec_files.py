@@ -10,7 +10,9 @@ when it is loaded. Here one model is two files that are data only:
   down-sampling thresholds; hierarchical-softmax ``code``/``point`` as one flat array plus lengths), and
   ``random.keys`` (the MT19937 state of the model's ``RandomState``);
 - ``<stem>.json``: every plain attribute (hyper-parameters, counters, the learning-rate state), the
-  vocabulary in index order and its index, the document tags, the RNG position, the gensim version.
+  vocabulary in index order and its index, the document tags, the RNG position, the gensim version, and
+  gensim's ``lifecycle_events`` log (read by nothing; a value that is not a JSON type, such as the
+  ``frozenset`` a gensim ``save`` records, is kept as its ``str``).
 
 ``read_doc2vec`` rebuilds a ``Doc2Vec`` from them whose document vectors and ``infer_vector`` results are
 bit-identical to the saved model's (``infer_vector`` continues the saved RNG state). Nothing is dropped
@@ -55,8 +57,8 @@ def _split_attributes(obj: Any, prefix: str, special: set[str], tensors: dict[st
         if name in special:
             continue
         value = _plain(value)
-        if isinstance(value, PLAIN):
-            plain[name] = value
+        if isinstance(value, PLAIN) or (type(value) is list and all(isinstance(v, PLAIN) for v in value)):
+            plain[name] = value  # lists: e.g. the attribute names gensim's own save() leaves behind
         elif isinstance(value, np.ndarray) and value.dtype != object:
             tensors[f"{prefix}.{name}"] = np.ascontiguousarray(value)
         else:
