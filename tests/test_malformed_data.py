@@ -1,23 +1,35 @@
 """Bad data never passes silently: every reader and builder either raises a clear error (naming
 file and line where there is one) or skips with a count that is logged as a WARNING.
 
-One parametrised test; each case writes a malformed input into a fresh folder, runs the reader
-or builder on it, and checks the message.
+``test_malformed_data``: each case writes a malformed input into a fresh folder, runs the reader
+or builder on it, and checks the message. Then one parametrised test per family of damage
+(malformed line, missing key, wrong type, bad encoding, unknown id, duplicate id, wrong language,
+count mismatch, truncated archive), each over every reader it applies to.
 """
 
+import bz2
 import gzip
+import io
 import json
 import logging
 import re
+import tarfile
+import zipfile
 
 import pytest
 
-from multivec.data.corpora import Paragraph, read_debian_reference_pairs
+from multivec.data.archives import extract_member
+from multivec.data.corpora import Paragraph, enwiki_dump_paragraphs, read_debian_reference_pairs
 from multivec.data.documents import PackingStats, build_autoencoding_corpus
-from multivec.data.translation_corpus import (TranslationStats, build_translation_corpus_debian,
-                                              build_translation_corpus_wmt, parse_wmt_sgm, read_news_commentary_tsv)
+from multivec.data.overlap import sentence_pairs_documents, text_jsonl_documents, training_jsonl_documents
+from multivec.data.translation_corpus import (TranslationStats, align_wmt_sgm, build_translation_corpus_debian,
+                                              build_translation_corpus_wmt, parse_wmt_sgm, read_news_commentary_tsv,
+                                              read_wmt19_dev)
 from multivec.data.wikitext import parse_wikitext
-from multivec.io import EmptyOutputError, MalformedInputError, read_docs_tsv
+from multivec.distill.documents import lee_documents, polarity_documents, read_documents, read_lee_similarities
+from multivec.distill.imdb import read_labels
+from multivec.io import EmptyOutputError, MalformedInputError, read_docs_tsv, read_json
+from multivec.nugget.lm_data import read_streams, training_streams
 from multivec.tasks.paraphrase_identification import build_paraphrase_identification_task_from_file
 from multivec.tasks.passage_reranking import build_passage_reranking_task
 from multivec.tasks.ranking_task import RankingTask
@@ -266,22 +278,6 @@ def test_there_are_enough_cases():
 # ``MalformedInputError`` whose message names the file and the line (for archives: the member) and says
 # what was expected. Each case is (reader on a damaged file in a fresh folder, regex the message must
 # match from its start after the folder, i.e. ``<file>:<line>: <what>``).
-
-import bz2  # noqa: E402
-import io  # noqa: E402
-import tarfile  # noqa: E402
-import zipfile  # noqa: E402
-
-from multivec.data.archives import extract_member  # noqa: E402
-from multivec.data.corpora import enwiki_dump_paragraphs  # noqa: E402
-from multivec.data.overlap import sentence_pairs_documents, text_jsonl_documents, training_jsonl_documents  # noqa: E402
-from multivec.data.translation_corpus import align_wmt_sgm, read_wmt19_dev  # noqa: E402
-from multivec.distill.documents import (lee_documents, polarity_documents, read_documents,  # noqa: E402
-                                        read_lee_similarities)
-from multivec.distill.imdb import read_labels  # noqa: E402
-from multivec.io import read_json  # noqa: E402
-from multivec.nugget.lm_data import read_streams, training_streams  # noqa: E402
-
 
 def rows(*items):
     """JSONL text: dicts are dumped, strings kept as written (a damaged line)."""
