@@ -2,6 +2,21 @@
 # Table 7 (segmentation quality against PropSegment). The library (src/multivec/subencoder)
 # does the work; this file only names files.
 
+if SUBSEG["kind"] == "oracle" and SUBDATA["pairs_source"] != "propsegment_test":
+    raise ValueError("config subencoder.segmenter.kind: 'oracle' reads PropSegment's human segmentations of the "
+                     "pairs' sentences, so it needs subencoder.data.pairs_source: propsegment_test (got "
+                     f"{SUBDATA['pairs_source']!r})")
+
+
+def subencoder_oracle_inputs(wildcards):
+    """The oracle segmenter's files: the human segmentations of the TEST split the pairs come from, and
+    the DEV clusters the tables evaluate on, which it checks it shares nothing with."""
+    if SUBSEG["kind"] != "oracle":
+        return {}
+    return {"human_clusters": PROPSEGMENT_FILE("document_clusters.test.json"),
+            "human_segmentations": PROPSEGMENT_FILE("propositions.test.json"),
+            "evaluation_clusters": PROPSEGMENT_FILE("document_clusters.dev.json")}
+
 rule subencoder_data_pairs:
     # Unlabelled sentence pairs from comparable text.
     input:
@@ -34,6 +49,7 @@ rule subencoder_data_llm_seed:
         meta=f"{SUBENCODER_DATA_DIR}/llm_seed/meta.json",
     params:
         segmenter=SUBSEG,
+        alignment=SUBDATA["alignment"],
         llm=config["subencoder"]["llm"],
         seed=config["seed"],
     log:
@@ -75,14 +91,16 @@ rule subencoder_data_train_segmenter:
 
 
 rule subencoder_data_segments:
-    # Every sentence of the pairs -> propositions -> App. A.3 char spans.
+    # Every sentence of the pairs -> propositions -> App. A.3 char spans (the oracle: human token spans).
     input:
         unpack(subencoder_segments_inputs),
+        unpack(subencoder_oracle_inputs),
     output:
         segments=f"{SUBENCODER_DATA_DIR}/segments/segments.jsonl",
         meta=f"{SUBENCODER_DATA_DIR}/segments/meta.json",
     params:
         segmenter=SUBSEG,
+        alignment=SUBDATA["alignment"],
         llm=config["subencoder"]["llm"],
     log:
         "logs/subencoder_data/segments.log",
@@ -103,6 +121,7 @@ rule subencoder_data_training:
     input:
         pairs=f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl",
         segments=f"{SUBENCODER_DATA_DIR}/segments/segments.jsonl",
+        segments_meta=f"{SUBENCODER_DATA_DIR}/segments/meta.json",
     output:
         train=f"{SUBENCODER_DATA_DIR}/train.jsonl",
         dev=f"{SUBENCODER_DATA_DIR}/dev.jsonl",
@@ -134,6 +153,7 @@ rule subencoder_table7_scores:
         "results/subencoder/table7_scores.json",
     params:
         segmenter=SUBSEG,
+        alignment=SUBDATA["alignment"],
         llm=config["subencoder"]["llm"],
         splits=SUBSEG["table7_splits"],
         max_sentences=SUBSEG.get("table7_max_sentences", 0),
@@ -185,6 +205,8 @@ rule subencoder_data_table7:
         comparisons=table_comparisons("subencoder_table7"),
         claims=claims_params(),
         scale_line=f"Scale: {config['scale']}; PropSegment v1 Wikipedia clusters, splits {', '.join(SUBSEG['table7_splits'])}.",
+        training_segmenter=SUBSEG["kind"],
+        alignment=SUBDATA["alignment"],
     log:
         "logs/subencoder_data/table7.log",
     benchmark:

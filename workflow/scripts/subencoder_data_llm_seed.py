@@ -18,7 +18,7 @@ with rule_logging(snakemake.log[0]) as log:
         sentences.setdefault(pairs[i].a_id, pairs[i].a)
         sentences.setdefault(pairs[i].b_id, pairs[i].b)
     segmenter = segmenter_from_config("llm", seg, snakemake.params.llm)
-    rows, counts = segment_and_align(sentences, segmenter)
+    rows, counts = segment_and_align(sentences, segmenter, snakemake.params.alignment)
     for row in rows:
         row["segmenter"], row["stand_in"] = segmenter.name, False
     write_jsonl(snakemake.output.segments, rows)

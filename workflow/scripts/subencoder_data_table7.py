@@ -4,7 +4,8 @@ from pathlib import Path
 
 from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
-from multivec.subencoder.segmentation_quality import OUR_COLUMNS, table7_frame, table7_markdown, table7_warnings
+from multivec.subencoder.segmentation_quality import (OUR_COLUMNS, table7_frame, table7_markdown, table7_warnings,
+                                                      training_segmenter_note)
 from multivec.subencoder.tables import add_statistics
 from multivec.workflow import rule_logging
 
@@ -16,6 +17,7 @@ with rule_logging(snakemake.log[0]) as log:
     table.to_csv(out.csv, index=False)
     stats.write_tests(out.tests)
     verdicts = table_verdict_lines(snakemake.input.claims, {p.stat_table: snakemake.input.units}, p.claims)
-    sections = [*table7_warnings(scores), "", *stats.markdown_tests(), "", *verdicts]
+    sections = [training_segmenter_note(p.training_segmenter, p.alignment), "", *table7_warnings(scores), "",
+                *stats.markdown_tests(), "", *verdicts]
     Path(out.md).write_text(table7_markdown(table, p.scale_line, sections), encoding="utf-8")
     log.info("Table 7: %d rows, %d comparisons", len(table), len(stats.tests))

@@ -21,7 +21,7 @@ with rule_logging(snakemake.log[0]) as log:
     segmenters = {kind: segmenter_from_config(kind, seg, snakemake.params.llm,
                                               snakemake.input.get("segmenter_model") or None)
                   for kind in seg["table7"]}
-    scores = table7_scores(splits, segmenters)
+    scores = table7_scores(splits, segmenters, snakemake.params.alignment)
     for line in table7_warnings(scores):
         log.warning(line)
     write_json(snakemake.output[0], scores)

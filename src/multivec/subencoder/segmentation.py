@@ -12,6 +12,13 @@ empty generation, dropped and counted by the caller), three implementations:
   *which*, *who*, *while*, *and*; a relative clause ", who ...," is lifted out and the main
   clause joined around it), over NLTK Treebank words. Its claims are the sentence's own words;
   it is far cruder than an LLM and every table that depends on it says so.
+
+And, for the training pairs only, ``OracleSegmenter`` (**demo stand-in**, the demo default; issue
+20): PropSegment's *human* segmentations of the sentences of the split the pairs come from (TEST),
+as the char spans of their tokens, with no alignment step. It segments sentences by id, never
+text, and refuses any sentence, document or cluster of the evaluation split (DEV). It has no
+Table 7 row: scored against the human segmentations it is 100 by construction, and it cannot
+segment a sentence it has no human segmentation for.
 """
 
 from __future__ import annotations
@@ -206,6 +213,97 @@ class SegmentCounts:
     propositions_unaligned: int = 0  # no word of the claim is in the sentence: dropped
 
 
+ORACLE_NAME = "oracle segmenter (human segmentations)"
+
+
+def _token_runs(token_spans: Sequence[tuple[int, int]], indices) -> list[list[int]]:
+    """Char spans of the runs of consecutive token indices (a run ``i..j`` is ``[start_i, end_j]``)."""
+    runs: list[list[int]] = []
+    previous = None
+    for i in sorted(indices):
+        if previous is not None and i == previous + 1:
+            runs[-1][1] = token_spans[i][1]
+        else:
+            runs.append([token_spans[i][0], token_spans[i][1]])
+        previous = i
+    return runs
+
+
+@dataclass
+class OracleSegmenter:
+    """Demo stand-in: PropSegment's human segmentations of the training split (issue 20, option a).
+
+    ``sentences``: PropSegment sentences by key (``cluster:document:index``), their human
+    segmentation attached (``propositions``, None where no rater gave a usable one); ``source``:
+    the propositions file, named in errors. Build it with ``oracle_from_propsegment``.
+    """
+
+    sentences: dict
+    source: str = "PropSegment propositions"
+    name: str = ORACLE_NAME
+    stand_in: bool = True
+
+    def segment(self, sentences: Sequence[str]) -> list[list[str] | None]:
+        raise TypeError(f"the {ORACLE_NAME} segments sentences by id (segment_and_align), not by text; it has no "
+                        "Table 7 row and cannot be subencoder.evaluation.segmenter")
+
+    def rows(self, sentences: dict[str, str]) -> tuple[list[dict], "SegmentCounts"]:
+        """``segment_and_align``'s rows and counts, the propositions being the human ones: ``text`` their
+        tokens in order, ``char_spans`` the runs of their tokens. A sentence id the oracle does not know,
+        or whose text differs from the human-segmented sentence's, stops with a ValueError naming it;
+        a known sentence with no usable human segmentation is counted (``malformed_or_empty``)."""
+        counts = SegmentCounts(sentences=len(sentences))
+        rows = []
+        for sentence_id, text in sentences.items():
+            human = self.sentences.get(sentence_id)
+            if human is None:
+                raise ValueError(f"{self.source}: sentence id {sentence_id!r} of the pairs is not a sentence of the "
+                                 f"oracle's clusters ({len(self.sentences)} sentences)")
+            if human.text != text:
+                raise ValueError(f"{self.source}: sentence {sentence_id!r} has another text in the pairs "
+                                 f"({text[:60]!r}) than in the clusters ({human.text[:60]!r})")
+            if not human.propositions:
+                counts.malformed_or_empty += 1
+                rows.append({"id": sentence_id, "sentence": text, "propositions": []})
+                continue
+            counts.segmented += 1
+            props = []
+            for indices in human.propositions:
+                if not indices:
+                    counts.propositions_unaligned += 1
+                    continue
+                props.append({"text": " ".join(text[a:b] for a, b in (human.token_spans[i] for i in sorted(indices))),
+                              "char_spans": _token_runs(human.token_spans, indices)})
+            counts.propositions += len(props)
+            rows.append({"id": sentence_id, "sentence": text, "propositions": props})
+        return rows, counts
+
+
+def oracle_from_propsegment(clusters_path, propositions_path, evaluation_clusters_path) -> OracleSegmenter:
+    """The oracle over ``clusters_path`` (the split the training pairs come from) with the human
+    segmentations of ``propositions_path``. It stops, naming the overlap, if any cluster id, document
+    id or sentence text of those clusters is also in ``evaluation_clusters_path`` (the split the
+    tables evaluate on): the oracle must never read an evaluation sentence's human segmentation."""
+    from multivec.subencoder.propsegment import attach_segmentations, read_clusters
+
+    clusters = read_clusters(clusters_path)
+    evaluation = read_clusters(evaluation_clusters_path)
+    overlap = {
+        "clusters": {c.cluster_id for c in clusters} & {c.cluster_id for c in evaluation},
+        "documents": {d for c in clusters for d in c.documents} & {d for c in evaluation for d in c.documents},
+        "sentence texts": ({s.text for c in clusters for doc in c.documents.values() for s in doc}
+                           & {s.text for c in evaluation for doc in c.documents.values() for s in doc}),
+    }
+    shared = {what: sorted(ids) for what, ids in overlap.items() if ids}
+    if shared:
+        raise ValueError(f"oracle segmenter: {clusters_path} shares "
+                         + "; ".join(f"{len(ids)} {what} (e.g. {ids[0][:60]!r})" for what, ids in shared.items())
+                         + f" with the evaluation split {evaluation_clusters_path}; it must not read them")
+    attach_segmentations(clusters, propositions_path)
+    sentences = {s.key: s for c in clusters for doc in c.documents.values() for s in doc}
+    return OracleSegmenter(sentences, source=str(propositions_path))
+
+
 def segment_and_align(sentences: dict[str, str], segmenter: Segmenter, alignment: str = "authors",
                       ) -> tuple[list[dict], SegmentCounts]:
     """Each sentence's claims with their App. A.3 char spans (``alignment``: the mode of
@@ -215,6 +313,8 @@ def segment_and_align(sentences: dict[str, str], segmenter: Segmenter, alignment
     sentence left with no proposition gets an empty list."""
     from multivec.subencoder.alignment import align_batch
 
+    if isinstance(segmenter, OracleSegmenter):  # human token sets: no natural language to align
+        return segmenter.rows(sentences)
     ids = list(sentences)
     claims = segmenter.segment([sentences[i] for i in ids])
     if len(claims) != len(ids):
@@ -241,8 +341,17 @@ def segment_and_align(sentences: dict[str, str], segmenter: Segmenter, alignment
     return rows, counts
 
 
-def segmenter_from_config(kind: str, settings: dict, llm: dict | None = None, model_dir: str | None = None):
-    """``clause`` (demo stand-in), ``llm`` (App. A.1 prompt) or ``seq2seq`` (distilled T5)."""
+def segmenter_from_config(kind: str, settings: dict, llm: dict | None = None, model_dir: str | None = None,
+                          oracle_files: dict | None = None):
+    """``clause`` (demo stand-in), ``llm`` (App. A.1 prompt), ``seq2seq`` (distilled T5) or ``oracle``
+    (demo stand-in; ``oracle_files``: ``clusters``, ``propositions`` of the pairs' split and
+    ``evaluation_clusters``, as ``oracle_from_propsegment`` takes them)."""
+    if kind == "oracle":
+        if not oracle_files:
+            raise ValueError("segmenter 'oracle' needs the PropSegment files of the pairs' split and the evaluation "
+                             "split's clusters")
+        return oracle_from_propsegment(oracle_files["clusters"], oracle_files["propositions"],
+                                       oracle_files["evaluation_clusters"])
     if kind == "clause":
         return ClauseSegmenter(min_words=int(settings.get("min_words", 3)))
     if kind == "llm":
@@ -253,4 +362,4 @@ def segmenter_from_config(kind: str, settings: dict, llm: dict | None = None, mo
         if not model_dir:
             raise ValueError("segmenter 'seq2seq' needs the distilled model's folder")
         return Seq2SeqSegmenter(model_dir)
-    raise ValueError(f"subencoder.segmenter kind {kind!r}: expected 'clause', 'llm' or 'seq2seq'")
+    raise ValueError(f"subencoder.segmenter kind {kind!r}: expected 'oracle', 'clause', 'llm' or 'seq2seq'")

@@ -91,13 +91,13 @@ TABLE7_COLUMNS = ["row", "system", "kind", "stand_in", "split", "sentences", "pr
                   *PAPER_COLUMNS]
 
 
-def predicted_token_sets(sentences, segmenter) -> tuple[list[list[frozenset[int]]], dict]:
+def predicted_token_sets(sentences, segmenter, alignment: str = "authors") -> tuple[list[list[frozenset[int]]], dict]:
     """Each PropSegment sentence's predicted propositions as token sets (claims -> App. A.3
-    char spans -> PropSegment tokens), and counts of what was dropped."""
+    char spans, mode ``alignment`` -> PropSegment tokens), and counts of what was dropped."""
     from multivec.subencoder.propsegment import tokens_in_spans
     from multivec.subencoder.segmentation import segment_and_align
 
-    rows, counts = segment_and_align({s.key: s.text for s in sentences}, segmenter)
+    rows, counts = segment_and_align({s.key: s.text for s in sentences}, segmenter, alignment)
     predicted = []
     for sentence, row in zip(sentences, rows):
         sets = [tokens_in_spans(sentence.token_spans, p["char_spans"]) for p in row["propositions"]]
@@ -123,7 +123,7 @@ def prf_of(scores: Sequence[dict], theta: float) -> PRF:
     return PRF(matched, sum(s["predicted"] for s in scores), matched, sum(s["gold"] for s in scores))
 
 
-def table7_scores(splits: dict, segmenters: dict) -> list[dict]:
+def table7_scores(splits: dict, segmenters: dict, alignment: str = "authors") -> list[dict]:
     """Every segmenter kind on every split, per sentence: ``{"system", "kind", "stand_in", "split",
     "sentences": sentence_scores}``. ``splits``: split name -> PropSegment sentences with a human
     segmentation; ``segmenters``: kind -> segmenter. A split with no such sentence stops with a
@@ -136,10 +136,23 @@ def table7_scores(splits: dict, segmenters: dict) -> list[dict]:
     out = []
     for kind, segmenter in segmenters.items():
         for split, sentences in splits.items():
-            predicted, dropped = predicted_token_sets(sentences, segmenter)
+            predicted, dropped = predicted_token_sets(sentences, segmenter, alignment)
             out.append({"system": segmenter.name, "kind": kind, "stand_in": bool(segmenter.stand_in),
                         "split": split, "sentences": sentence_scores(sentences, predicted), "dropped": dropped})
     return out
+
+
+def training_segmenter_note(kind: str, alignment: str) -> str:
+    """A line of Table 7 on the segmenter of the training data (``subencoder.segmenter.kind``)."""
+    from multivec.subencoder.segmentation import ORACLE_NAME
+
+    if kind == "oracle":
+        return (f"Training data: the {ORACLE_NAME} of the PropSegment TEST sentences the training pairs come from. It has "
+                "no row here (N/A): scored against the same human segmentations it is 100 by construction, and it "
+                "never reads a DEV sentence. Predicted claims above are aligned with App. A.3 mode "
+                f"{alignment!r}.")
+    return (f"Training data: segmented by the {kind!r} segmenter (its row above); claims aligned with App. A.3 "
+            f"mode {alignment!r}.")
 
 
 def table7_warnings(scores: Sequence[dict]) -> list[str]:

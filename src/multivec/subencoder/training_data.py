@@ -10,16 +10,21 @@ sentence of a kept pair (the interface the model side reads)::
 Labels: propositions linked by a positive judgement (transitively, within the pair) share a
 label; every other proposition has a label of its own. Labels are unique across the file, so
 propositions of different pairs in one batch are always negatives. Propositions with empty
-char spans are dropped (they cannot be masked). A held-out share of the *pairs* (seeded) is
-the dev file for validation loss.
+char spans (unaligned) are dropped and counted (``propositions_unaligned``), never pooled as an
+empty mask. A held-out share of the *pairs* (seeded) is the dev file for validation loss.
+
+``read_segments`` reads a segmenter's output (``segments.jsonl``): a sentence id that is not a
+sentence of the pairs, or one given twice, stops naming the file, line and id.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from multivec.io import MalformedInputError, iter_jsonl
 from multivec.subencoder.nli import PairJudge
 from multivec.subencoder.sentence_pairs import SentencePair
 
@@ -31,6 +36,35 @@ class SegmentedSentence:
     propositions: list[dict]  # {"text", "char_spans"}, char spans non-empty
 
 
+def read_segments(path: str | os.PathLike, known_ids, pairs_path: str | os.PathLike = "the pairs",
+                  ) -> dict[str, SegmentedSentence]:
+    """Rows ``{id, sentence, propositions: [{text, char_spans}]}`` of a segmentation file, by id.
+
+    Every id must be a sentence of the pairs (``known_ids``) and appear once; a row must have its keys
+    with the right types. Otherwise a MalformedInputError names ``path``, the line and the id."""
+    known = set(known_ids)
+    segments: dict[str, SegmentedSentence] = {}
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            raise MalformedInputError(path, line, "expected an object with a string 'id'")
+        sentence_id = row["id"]
+        if sentence_id not in known:
+            raise MalformedInputError(path, line, f"sentence id {sentence_id!r} is not a sentence of {pairs_path} "
+                                                  f"({len(known)} sentences)")
+        if sentence_id in segments:
+            raise MalformedInputError(path, line, f"sentence id {sentence_id!r} is given twice")
+        if not isinstance(row.get("sentence"), str) or not isinstance(row.get("propositions"), list):
+            raise MalformedInputError(path, line, f"sentence {sentence_id!r}: needs a string 'sentence' and a list "
+                                                  "'propositions'")
+        for k, prop in enumerate(row["propositions"]):
+            if (not isinstance(prop, dict) or not isinstance(prop.get("text"), str)
+                    or not isinstance(prop.get("char_spans"), list)):
+                raise MalformedInputError(path, line, f"sentence {sentence_id!r} proposition {k}: needs a string "
+                                                      "'text' and a list 'char_spans'")
+        segments[sentence_id] = SegmentedSentence(sentence_id, row["sentence"], row["propositions"])
+    return segments
+
+
 @dataclass
 class BuildCounts:
     pairs_in: int = 0
@@ -40,6 +74,7 @@ class BuildCounts:
     candidate_proposition_pairs: int = 0
     positive_proposition_pairs: int = 0
     propositions: int = 0
+    propositions_unaligned: int = 0  # empty char spans in the segments: dropped, never an empty mask
     labels: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -57,8 +92,13 @@ def build_rows(pairs: Sequence[SentencePair], segments: dict[str, SegmentedSente
     counts = BuildCounts(pairs_in=len(pairs))
     usable = []
     questions: list[tuple[str, str]] = []
+    aligned: dict[str, SegmentedSentence] = {}
+    for sentence_id, sentence in segments.items():
+        kept = [p for p in sentence.propositions if p["char_spans"]]
+        counts.propositions_unaligned += len(sentence.propositions) - len(kept)
+        aligned[sentence_id] = SegmentedSentence(sentence.id, sentence.sentence, kept)
     for pair in pairs:
-        a, b = segments.get(pair.a_id), segments.get(pair.b_id)
+        a, b = aligned.get(pair.a_id), aligned.get(pair.b_id)
         if a is None or b is None or not a.propositions or not b.propositions:
             counts.pairs_missing_segments += 1
             continue
