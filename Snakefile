@@ -3,23 +3,28 @@
 import os
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
+if os.path.join(workflow.basedir, "src") not in sys.path:
+    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+from multivec.config_checks import check_config, check_config_files
 
 # The demo config is the base of every run (also with --directory elsewhere); smoke.yaml and
-# paper.yaml, given with --configfile, override parts of it.
+# paper.yaml, given with --configfile, override parts of it. Every config file is read strictly
+# first (a duplicate key, a file that is not a mapping: stops naming file:line), also when the
+# workflow profile, which checks the --configfile files before Snakemake loads them, is not applied.
+check_config_files([os.path.join(workflow.basedir, "config", "config.yaml"), *workflow.configfiles])
+
+
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
-validate(config, schema="config/schema.yaml")
-# What the schema cannot say (unique row names, encoder limits, ...), before any job.
-if os.path.join(workflow.basedir, "src") not in sys.path:
-    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
-from multivec.config_checks import check_config
-
-for _note in check_config(config):
+# Before any job, every problem at once, each naming its key path: config/schema.yaml strictly (13.0 is
+# no integer, NaN no number), then what a schema cannot say (unique names, keys consistent with each
+# other, the encoders' limits); see multivec.config_checks.
+for _note in check_config(config, os.path.join(workflow.basedir, "config", "schema.yaml")):
     print(f"Config check skipped: {_note}", file=sys.stderr)
 
 
