@@ -8,14 +8,14 @@ if SUBSEG["kind"] == "oracle" and SUBDATA["pairs_source"] != "propsegment_test":
                      f"{SUBDATA['pairs_source']!r})")
 
 
-def subencoder_oracle_inputs(wildcards):
-    """The oracle segmenter's files: the human segmentations of the TEST split the pairs come from, and
-    the DEV clusters the tables evaluate on, which it checks it shares nothing with."""
-    if SUBSEG["kind"] != "oracle":
-        return {}
-    return {"human_clusters": PROPSEGMENT_FILE("document_clusters.test.json"),
-            "human_segmentations": PROPSEGMENT_FILE("propositions.test.json"),
-            "evaluation_clusters": PROPSEGMENT_FILE("document_clusters.dev.json")}
+# The oracle segmenter's files: the human segmentations of the TEST split the pairs come from, and the DEV
+# clusters the tables evaluate on, which it checks it shares nothing with.
+SUBENC_ORACLE_INPUTS = {
+    "human_clusters": PROPSEGMENT_FILE("document_clusters.test.json"),
+    "human_segmentations": PROPSEGMENT_FILE("propositions.test.json"),
+    "evaluation_clusters": PROPSEGMENT_FILE("document_clusters.dev.json"),
+} if SUBSEG["kind"] == "oracle" else {}
+
 
 rule subencoder_data_pairs:
     # Unlabelled sentence pairs from comparable text.
@@ -94,7 +94,7 @@ rule subencoder_data_segments:
     # Every sentence of the pairs -> propositions -> App. A.3 char spans (the oracle: human token spans).
     input:
         unpack(subencoder_segments_inputs),
-        unpack(subencoder_oracle_inputs),
+        **SUBENC_ORACLE_INPUTS,
     output:
         segments=f"{SUBENCODER_DATA_DIR}/segments/segments.jsonl",
         meta=f"{SUBENCODER_DATA_DIR}/segments/meta.json",
