@@ -118,6 +118,7 @@ rule subencoder_eval_predicted:
         segmenter_settings=SUBENCODER["segmenter"],
         llm=SUBENCODER["llm"],
         match_jaccard=SUBENCODER["evaluation"].get("match_jaccard", 0.8),
+        alignment=SUBENCODER["data"]["alignment"],  # App. A.3 mode, the same as the training segments'
     log:
         "logs/subencoder/eval_predicted_{model}_seed{seed}.log",
     benchmark:

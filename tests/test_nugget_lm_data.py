@@ -44,9 +44,21 @@ def test_wikitext_streams_one_per_article(tmp_path):
     path.write_text(" \n = First = \n \n Alpha <unk> beta . \n \n = = Part = = \n \n Gamma . \n"
                     " \n = Second = \n \n Delta . \n")
     streams = wikitext_streams(path)
-    assert [s.id for s in streams] == ["First", "Second"]
+    assert [s.id for s in streams] == ["00000 First", "00001 Second"]
     assert streams[0].text == "= First = Alpha <unk> beta . = = Part = = Gamma ."
     assert streams[1].text == "= Second = Delta ."
+
+
+def test_wikitext_streams_with_repeated_titles_get_distinct_ids(tmp_path):
+    # WikiText writes out-of-vocabulary titles as <unk>: two such articles once gave two streams with the
+    # id "<unk>", which the stream reader (rightly) refuses as a duplicate id.
+    source = tmp_path / "test.txt"
+    source.write_text(" \n = <unk> = \n \n Alpha . \n \n = <unk> = \n \n Beta . \n")
+    streams = wikitext_streams(source)
+    assert [s.id for s in streams] == ["00000 <unk>", "00001 <unk>"]
+    written = tmp_path / "streams.jsonl"
+    write_streams(streams, written)
+    assert [s.text for s in read_streams(written)] == ["= <unk> = Alpha .", "= <unk> = Beta ."]
 
 
 def test_streams_round_trip_and_bad_rows(tmp_path):

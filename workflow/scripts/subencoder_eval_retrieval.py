@@ -43,12 +43,17 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
                 # A failed generation (None) predicts no proposition for that sentence.
                 return [claims or [] for claims in segmenter.segment(sentences)]
 
-            queries, rows = predicted_queries(rs, segment, align_pair,
+            alignment = snakemake.params.alignment  # the training segments' App. A.3 mode
+
+            def align(sentence, proposition):
+                return align_pair(sentence, proposition, mode=alignment)
+
+            queries, rows = predicted_queries(rs, segment, align,
                                               float(snakemake.params.match_jaccard))
             if not rows:
                 raise ValueError(f"segmenter {snakemake.params.segmenter!r}: no predicted proposition matches a gold "
                                  f"query at Jaccard > {snakemake.params.match_jaccard}")
-            result.update(segmenter=snakemake.params.segmenter, all_queries=len(rs.queries),
+            result.update(segmenter=snakemake.params.segmenter, alignment=alignment, all_queries=len(rs.queries),
                           gold=evaluate(model, rs, batch_size=batch_size, query_rows=rows),
                           predicted=evaluate(model, rs, batch_size=batch_size, queries=queries, query_rows=rows))
     result["retrieval_set"] = rs.counts

@@ -6,7 +6,8 @@ history is the h segments before it in the same stream, each encoded independent
 - ``training_streams``: continuous text rebuilt from the autoencoding corpus rows, whose ids are
   ``<source>/<article>/<chunk>``: chunks of one article with consecutive numbers are joined in order; a
   missing number (a chunk held out in dev or dropped) starts a new stream, so no stream spans a gap.
-- ``wikitext_streams``: one stream per WikiText article (title, headings and paragraphs in file order),
+- ``wikitext_streams``: one stream per WikiText article (title, headings and paragraphs in file order; id
+  ``<5-digit position in the file> <title>``, since titles repeat),
   kept in WikiText's own tokenisation, whose whitespace-separated words are the units of the word-level
   perplexity (footnote 6), ``<unk>`` being the out-of-vocabulary word.
 - ``tokenize_stream``: target-tokenizer ids of a stream, encoded word by word so every token knows the
@@ -90,13 +91,15 @@ def wikitext_streams(path: str | os.PathLike) -> list[Stream]:
     from multivec.data.wikitext import parse_wikitext
 
     streams = []
-    for article in parse_wikitext(path):
+    for number, article in enumerate(parse_wikitext(path)):
         parts = [f"= {article.title} ="]
         for section in article.sections:
             if section.heading:
                 parts.append(f"= = {section.heading} = =")
             parts.append(section.text)
-        streams.append(Stream(article.title, " ".join(" ".join(parts).split())))
+        # Titles are not unique ids (WikiText writes an out-of-vocabulary title as "<unk>"): the id is the
+        # article's position in the file, then its title.
+        streams.append(Stream(f"{number:05d} {article.title}", " ".join(" ".join(parts).split())))
     if not streams:
         raise MalformedInputError(path, None, "no WikiText article")
     return streams
