@@ -20,7 +20,7 @@ def subencoder_segments_inputs(wildcards):
     inputs = {"pairs": f"{SUBENCODER_DATA_DIR}/pairs/pairs.jsonl"}
     if SUBSEG["kind"] == "seq2seq":  # paper: the LLM's seed share, the distilled model for the rest
         inputs["seed"] = f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl"
-        inputs["segmenter_model"] = SEGMENTER_MODEL
+        inputs["segmenter_model"] = f"{SEGMENTER_MODEL}/model.safetensors"
     return inputs
 
 
@@ -30,7 +30,7 @@ def subencoder_table7_inputs(wildcards):
         inputs[f"clusters_{split}"] = PROPSEGMENT_FILE(f"document_clusters.{split}.json")
         inputs[f"propositions_{split}"] = PROPSEGMENT_FILE(f"propositions.{split}.json")
     if "seq2seq" in SUBSEG["table7"]:
-        inputs["segmenter_model"] = SEGMENTER_MODEL
+        inputs["segmenter_model"] = f"{SEGMENTER_MODEL}/model.safetensors"
     return inputs
 
 

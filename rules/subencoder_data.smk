@@ -71,8 +71,14 @@ rule subencoder_data_train_segmenter:
     input:
         seed=f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl",
     output:
-        directory(SEGMENTER_MODEL),
+        # Files, not directory(): Snakemake deletes a directory output before rerunning a killed job,
+        # which would delete checkpoint/ and restart from step 0 instead of resuming (issue 22).
+        weights=f"{SEGMENTER_MODEL}/model.safetensors",
+        config=f"{SEGMENTER_MODEL}/config.json",
+        summary=f"{SEGMENTER_MODEL}/training_summary.json",
+        metrics=f"{SEGMENTER_MODEL}/metrics.csv",
     params:
+        out_dir=SEGMENTER_MODEL,
         segmenter=SUBSEG,
         seed=config["seed"],
     log:

@@ -220,3 +220,24 @@ def test_every_gpu_job_of_the_whole_paper_dag_goes_to_the_gpu_partition(mirror, 
             assert resources["slurm_partition"] == "CHANGE_ME_gpu_partition", (rule, resources)
         elif rule not in {"download", "gensim_test_data"}:
             assert resources["slurm_partition"] == "CHANGE_ME_cpu_partition", (rule, resources)
+
+
+def test_training_rules_declare_files_not_directories():
+    """Snakemake deletes a ``directory()`` output before it reruns a killed job, checkpoint/ included, so a
+    training rule with one restarts from step 0 instead of resuming (issue 22: the seq2seq segmenter did)."""
+    import re
+
+    rules_dir = Path(__file__).resolve().parents[1] / "rules"
+    offenders, trainers = [], 0
+    for smk in sorted(rules_dir.glob("*.smk")):
+        for block in re.split(r"^rule ", smk.read_text(encoding="utf-8"), flags=re.M)[1:]:
+            name = block.split(":", 1)[0].strip()
+            if not re.search(r"(^|_)train($|_)", name):  # train_nugget, subencoder_model_train, ...
+                continue
+            trainers += 1
+            output = re.search(r"^    output:\n(.*?)^    \w+:", block, flags=re.M | re.S)
+            declared = "\n".join(line.split("#", 1)[0] for line in output.group(1).splitlines()) if output else ""
+            if "directory(" in declared:
+                offenders.append(f"{smk.name}: rule {name}")
+    assert trainers >= 5, "no training rules found: the rule parser no longer matches rules/*.smk"
+    assert not offenders, f"training rules with a directory() output (would not resume): {offenders}"

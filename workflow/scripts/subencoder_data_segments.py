@@ -21,7 +21,8 @@ with rule_logging(snakemake.log[0]) as log:
 
         read_segments(snakemake.input.seed, sentences, snakemake.input.pairs)  # every id is a sentence of the pairs
         seed_rows = {r["id"]: r for r in read_jsonl(snakemake.input.seed)}
-    model_dir = snakemake.input.get("segmenter_model") or None
+    weights = snakemake.input.get("segmenter_model")  # the distilled segmenter's model.safetensors
+    model_dir = os.path.dirname(weights) if weights else None
     oracle_files = ({"clusters": snakemake.input.human_clusters, "propositions": snakemake.input.human_segmentations,
                      "evaluation_clusters": snakemake.input.evaluation_clusters}
                     if seg["kind"] == "oracle" else None)

@@ -1,5 +1,7 @@
 """Rule subencoder_table7_scores: every segmenter vs PropSegment's human segmentations, per sentence
 (Table 7, App. A.4); the table and its CIs are rule subencoder_data_table7."""
+import os
+
 from multivec.io import write_json
 from multivec.subencoder.propsegment import attach_segmentations, read_clusters
 from multivec.subencoder.segmentation import segmenter_from_config
@@ -19,7 +21,8 @@ with rule_logging(snakemake.log[0]) as log:
             sentences = sentences[:int(snakemake.params.max_sentences)]
         splits[split] = sentences
     segmenters = {kind: segmenter_from_config(kind, seg, snakemake.params.llm,
-                                              snakemake.input.get("segmenter_model") or None)
+                                              os.path.dirname(snakemake.input.segmenter_model)
+                                              if snakemake.input.get("segmenter_model") else None)
                   for kind in seg["table7"]}
     scores = table7_scores(splits, segmenters, snakemake.params.alignment)
     for line in table7_warnings(scores):

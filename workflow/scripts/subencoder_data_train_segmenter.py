@@ -6,7 +6,7 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     seg = snakemake.params.segmenter
     hp = seg["seq2seq_train"]
-    summary = train_segmenter(seg["seq2seq_base"], read_jsonl(snakemake.input.seed), snakemake.output[0],
+    summary = train_segmenter(seg["seq2seq_base"], read_jsonl(snakemake.input.seed), snakemake.params.out_dir,
                               lr=float(hp["lr"]), batch_size=int(hp["batch_size"]), epochs=int(hp["epochs"]),
                               seed=int(snakemake.params.seed))
     log.info("segmenter trained: %s", summary)
