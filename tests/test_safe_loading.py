@@ -323,20 +323,16 @@ LOADERS = (
     Loader("structural teacher with only a pytorch_model.bin", _structural_teacher, _load_structural_teacher,
            "pytorch_model.bin", OSError, r"no file named model\.safetensors", remove=("model.safetensors",),
            torch_format=True),
-    # The next five raise the library's error, which does not name the file (their readers are outside this
-    # change: nugget/target_tokenizer.py, encodings.py, nugget/frozen_bottom.py,
-    # nugget/analysis/probability_gain.py; multivec.safe_loading.read_safetensors would name it).
-    Loader("NUGGET target tokenizer", _target_tokenizer, _load_target_tokenizer, "tokenizer.json", Exception,
-           "valid UTF-8", names_file=False),
+    Loader("NUGGET target tokenizer", _target_tokenizer, _load_target_tokenizer, "tokenizer.json", ValueError,
+           r"tokenizer\.json: not a readable tokenizer file"),
     # vectors, states and scores between rules
     Loader("distillation embeddings", _distill_embeddings, _load_distill_embeddings, "embeddings.safetensors",
            ValueError, rf"embeddings\.safetensors: {SAFETENSORS_ERROR}"),
-    Loader("encodings", _encodings, _load_encodings, "vectors.safetensors", Exception,
-           "deserializing header", names_file=False),
-    Loader("frozen-bottom states", _frozen_bottom, _load_frozen_bottom, "states.safetensors", Exception,
-           "deserializing header", names_file=False),
-    Loader("probability gains", _probability_gains, _load_gains, "", Exception, "deserializing header",
-           names_file=False),
+    Loader("encodings", _encodings, _load_encodings, "vectors.safetensors", ValueError,
+           rf"vectors\.safetensors: {SAFETENSORS_ERROR}"),
+    Loader("frozen-bottom states", _frozen_bottom, _load_frozen_bottom, "states.safetensors", ValueError,
+           rf"states\.safetensors: {SAFETENSORS_ERROR}"),
+    Loader("probability gains", _probability_gains, _load_gains, "", ValueError, SAFETENSORS_ERROR),
     Loader("unit scores (parquet)", _unit_scores, _load_units, "", Exception, r"Parquet magic bytes not found"),
     # .npy / .npz: the project reads none (test_no_unsafe_loading_call_in_the_code holds np.load to
     # allow_pickle=False should one appear).

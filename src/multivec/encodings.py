@@ -123,10 +123,10 @@ def write_encodings(out_dir: str | os.PathLike, ids: Sequence[str], vectors: Seq
 
 
 def read_encodings(out_dir: str | os.PathLike) -> Encodings:
-    from safetensors.numpy import load_file
+    from multivec.safe_loading import read_safetensors
 
     out = Path(out_dir)
-    tensors = load_file(str(out / "vectors.safetensors"))
+    tensors = read_safetensors(out / "vectors.safetensors", framework="numpy")
     flat, offsets = tensors["vectors"].astype(np.float32), tensors["offsets"]
     documents = read_jsonl(out / "documents.jsonl")
     if len(documents) + 1 != len(offsets):

@@ -15,23 +15,30 @@ from pathlib import Path
 from multivec.io import MalformedInputError
 
 
-def _unreadable(path: Path, err: Exception) -> MalformedInputError:
+def unreadable_safetensors(path: Path, err: Exception) -> MalformedInputError:
+    """The one message for a safetensors file that does not parse (a pickle renamed, a cut-off file)."""
     return MalformedInputError(path, None, f"not a readable safetensors file ({type(err).__name__}: "
                                f"{str(err).splitlines()[0] if str(err) else 'no detail'})")
 
 
-def read_safetensors(path: str | os.PathLike, device: str = "cpu") -> dict:
-    """``{name: torch.Tensor}`` of a safetensors file; a missing or malformed file is an error naming it."""
+def read_safetensors(path: str | os.PathLike, device: str = "cpu", framework: str = "pt") -> dict:
+    """``{name: tensor}`` of a safetensors file (``torch.Tensor``, or ``numpy.ndarray`` with ``framework="numpy"``);
+    a missing or malformed file is an error naming it."""
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing (weights are stored as safetensors)")
     try:
+        if framework == "numpy":
+            from safetensors.numpy import load_file as load_numpy
+
+            return load_numpy(str(path))
+        from safetensors.torch import load_file
+
         return load_file(str(path), device=device)
     except (SafetensorError, OSError, ValueError) as err:
-        raise _unreadable(path, err) from None
+        raise unreadable_safetensors(path, err) from None
 
 
 def load_safetensors_into(module, path: str | os.PathLike, strict: bool = True) -> tuple[list[str], list[str]]:
@@ -46,7 +53,7 @@ def load_safetensors_into(module, path: str | os.PathLike, strict: bool = True) 
     try:
         missing, unexpected = load_model(module, str(path), strict=strict)
     except (SafetensorError, OSError) as err:
-        raise _unreadable(path, err) from None
+        raise unreadable_safetensors(path, err) from None
     except RuntimeError as err:  # strict: names or shapes differ from the module's
         raise ValueError(f"{path}: weights do not match the model ({str(err).splitlines()[0]})") from None
     return list(missing), list(unexpected)
@@ -66,4 +73,4 @@ def from_dag_folder(model_class, folder: str | os.PathLike, **kwargs):
     try:
         return model_class.from_pretrained(str(folder), use_safetensors=True, **kwargs)
     except SafetensorError as err:
-        raise _unreadable(weights, err) from None
+        raise unreadable_safetensors(weights, err) from None

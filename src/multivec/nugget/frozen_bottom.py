@@ -121,13 +121,13 @@ def write_bottom_states(out_dir: str | os.PathLike, ids: Sequence[str], texts: S
 
 
 def read_bottom_states(folder: str | os.PathLike) -> BottomStates:
-    from safetensors.torch import load_file
+    from multivec.safe_loading import read_safetensors
 
     folder = Path(folder)
     for name in (STATES_FILE, INFO_FILE):
         if not (folder / name).exists():
             raise FileNotFoundError(f"{folder / name} is missing: not a frozen-bottom states folder")
-    tensors = load_file(str(folder / STATES_FILE))
+    tensors = read_safetensors(folder / STATES_FILE)
     info = read_json(folder / INFO_FILE)
     offsets = tensors["offsets"].numpy()
     if len(offsets) != info["documents"] + 1 or int(offsets[-1]) != tensors["states"].shape[0]:

@@ -102,7 +102,12 @@ class TargetTokenizer:
         if meta["kind"] == "bpe":
             from tokenizers import Tokenizer
 
-            return cls("bpe", Tokenizer.from_file(str(folder / "tokenizer.json")))
+            try:
+                backend = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            except Exception as err:  # tokenizers raises a bare Exception that names no file
+                raise ValueError(f"{folder / 'tokenizer.json'}: not a readable tokenizer file "
+                                 f"({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+            return cls("bpe", backend)
         from transformers import AutoTokenizer
 
         return cls("source", AutoTokenizer.from_pretrained(str(folder)), meta.get("tgt_lang"))

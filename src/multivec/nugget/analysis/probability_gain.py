@@ -32,6 +32,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -324,14 +325,19 @@ def save_gains(path, documents: Sequence[DocumentGains], prepared: Sequence[Prep
 
 def load_gains(path) -> tuple[np.ndarray, np.ndarray, int]:
     """``gains``, ``positions`` and L of a ``save_gains`` file; a clear error naming the file and key."""
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
-    with safe_open(str(path), framework="numpy") as f:
-        keys, metadata = set(f.keys()), f.metadata() or {}
-        missing = [k for k in GAIN_TENSORS if k not in keys] + [k for k in ("length",) if k not in metadata]
-        if missing:
-            raise ValueError(f"{path}: not a probability-gain file, missing {', '.join(missing)}")
-        gains, positions, length = f.get_tensor("gains"), f.get_tensor("positions"), int(metadata["length"])
+    from multivec.safe_loading import unreadable_safetensors
+
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            keys, metadata = set(f.keys()), f.metadata() or {}
+            missing = [k for k in GAIN_TENSORS if k not in keys] + [k for k in ("length",) if k not in metadata]
+            if missing:
+                raise ValueError(f"{path}: not a probability-gain file, missing {', '.join(missing)}")
+            gains, positions, length = f.get_tensor("gains"), f.get_tensor("positions"), int(metadata["length"])
+    except (SafetensorError, OSError) as err:
+        raise unreadable_safetensors(Path(path), err) from None
     if gains.shape[-1] != length or gains.shape[:2] != positions.shape:
         raise ValueError(f"{path}: gains {gains.shape} and positions {positions.shape} do not fit length {length}")
     return gains, positions, length
