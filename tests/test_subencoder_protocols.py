@@ -152,7 +152,9 @@ def test_notes_come_from_the_data_and_the_configuration():
                        "dim": 384, "index": {"vectors_per_sentence": 4.15},
                        "removed_per_query": {"authors": 0.92, "own_sentence_excluded": 4.6,
                                              "own_document_excluded": 36.0}}
-    notes = "\n".join(retrieval_notes("table1", evaluation_json, demo_subencoder(), "demo", [13, 14, 15]))
+    demo = demo_subencoder()
+    demo["train"]["max_steps"], demo["segmenter"]["kind"] = 100, "clause"  # set here: the notes must follow them
+    notes = "\n".join(retrieval_notes("table1", evaluation_json, demo, "demo", [13, 14, 15]))
     assert "1607 candidate propositions from 387 sentences of 45 documents" in notes
     assert "Protocol own_sentence_excluded" in notes and "4.60 candidates removed per query" in notes
     assert "train 100 steps" in notes and "the clause segmenter" in notes
