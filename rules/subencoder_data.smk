@@ -78,7 +78,6 @@ rule subencoder_data_train_segmenter:
         summary=f"{SEGMENTER_MODEL}/training_summary.json",
         metrics=f"{SEGMENTER_MODEL}/metrics.csv",
     params:
-        out_dir=SEGMENTER_MODEL,
         segmenter=SUBSEG,
         seed=config["seed"],
     log:
