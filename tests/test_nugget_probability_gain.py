@@ -195,3 +195,14 @@ def test_word_windows_are_consecutive_words_of_one_article():
     assert rows == word_windows(articles, {10: 5, 4: 2}, seed=1)
     with pytest.raises(ValueError, match="no article has 50 words"):
         word_windows(articles, {50: 1}, seed=1)
+
+
+def test_word_windows_of_articles_with_the_same_title_get_distinct_ids():
+    # WikiText writes out-of-vocabulary titles as <unk>: windows at the same offset of two such articles
+    # once shared an id, which the overlap audit's duplicate-id check (rightly) refused.
+    text = " ".join(f"w{i}" for i in range(8))
+    articles = [Article("<unk>", [Section("", text)]), Article("<unk>", [Section("", text)])]
+    rows = word_windows(articles, {4: 4}, seed=1)
+    assert len(rows) == 4 and len({r["id"] for r in rows}) == 4
+    assert {r["id"] for r in rows} == {"len4/00000 <unk>/0", "len4/00000 <unk>/4", "len4/00001 <unk>/0",
+                                       "len4/00001 <unk>/4"}

@@ -46,7 +46,7 @@ from multivec.nugget.modeling import IGNORE_INDEX, Nuggets
 # ---------------------------------------------------------------- documents
 
 def word_windows(articles: Sequence[Article], counts: dict[int, int], seed: int) -> list[dict]:
-    """Documents ``{id, text, length}``: for each length L in ``counts``, ``counts[L]`` windows of L
+    """Documents ``{id, text, length}`` (id ``len<L>/<article position> <title>/<first word>``): for each length L in ``counts``, ``counts[L]`` windows of L
     consecutive words of one article (detokenized WikiText; non-overlapping within a length), drawn
     without replacement with ``seed`` (all of them when fewer exist).
 
@@ -58,10 +58,12 @@ def word_windows(articles: Sequence[Article], counts: dict[int, int], seed: int)
         if length < 4:
             raise ValueError(f"probability_gain: document length {length} is too short (>= 4 tokens)")
         windows = []
-        for article in articles:
+        for number, article in enumerate(articles):
             words = detokenize_wikitext(" ".join(s.text for s in article.sections)).split()
+            # The article's position keeps ids unique: WikiText titles repeat (out-of-vocabulary ones are <unk>).
+            name = f"{number:05d} {article.title}"
             for start in range(0, len(words) - length + 1, length):
-                windows.append((article.title, start, " ".join(words[start:start + length])))
+                windows.append((name, start, " ".join(words[start:start + length])))
         if not windows:
             raise ValueError(f"probability_gain: no article has {length} words")
         chosen = random.Random(f"{seed}-{length}").sample(range(len(windows)), min(per_length, len(windows)))
