@@ -283,7 +283,6 @@ class Loader:
     match: str
     remove: tuple[str, ...] = ()
     torch_format: bool = False
-    names_file: bool = True  # the message names the planted file (or, for a missing one, its folder)
 
 
 SAFETENSORS_ERROR = "not a readable safetensors file"
@@ -365,8 +364,8 @@ def test_a_planted_pickle_is_refused_without_running(loader, built, tmp_path):
     (plant_torch if loader.torch_format else plant_pickle)(target, marker)
     with pytest.raises(loader.error, match=loader.match or None) as raised:
         loader.load(path)
-    if loader.names_file:  # the planted file, or for a missing one the folder it belongs in
-        assert str(path) in str(raised.value), str(raised.value)
+    # Every loader's message names the planted file (or, for a missing one, the folder it belongs in).
+    assert str(path) in str(raised.value), str(raised.value)
     assert not marker.exists(), f"{loader.name}: loading {target} ran the planted code"
 
 
