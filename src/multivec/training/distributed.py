@@ -9,6 +9,7 @@ rank's embeddings while gradients still flow back to each rank's own slice.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 from dataclasses import dataclass
@@ -102,8 +103,18 @@ def setup_runtime(device: str = "auto", precision: str = "fp32", threads: int | 
         if resolved.type == "cuda":
             torch.cuda.set_device(resolved)
         dist.init_process_group("nccl" if resolved.type == "cuda" else "gloo")
+        # A process that exits with its group alive can abort in the group's destructor ("terminate called
+        # without an active exception", SIGABRT) after training succeeded; close it explicitly at exit.
+        atexit.register(close_process_group)
     rank = dist.get_rank() if world > 1 else 0
     return Runtime(device=resolved, rank=rank, local_rank=local_rank, world_size=world, precision=precision)
+
+
+def close_process_group() -> None:
+    """Wait for every rank, then destroy the process group (a no-op without one)."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def all_gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
