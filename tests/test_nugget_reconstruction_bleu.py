@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from multivec.nugget.analysis.reconstruction_bleu import (BLEU_TOKENIZE, corpus_bleu, dev_documents, fig4_markdown,
-                                                          fig4_table, plot_fig4, reconstruct)
+                                                          fig4_table, plot_fig4, reconstruct, round_trip)
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.generation import beam_search, greedy_decode, hypothesis_scores
 from multivec.nugget.modeling import NuggetModel
@@ -143,7 +143,10 @@ def test_reconstruct_and_table(model, tmp_path):
     ks = [math.ceil(len(model.tokenize_sources([t])[0]) * 0.3 - 1e-9) for t in TEXTS[:3]]
     assert [r["vectors"] for r in records] == ks
     assert summary["vectors_per_document"] == pytest.approx(sum(ks) / 3)
-    assert summary["bleu"] == pytest.approx(corpus_bleu([r["hypothesis"] for r in records], TEXTS[:3], "13a")["bleu"])
+    trips = round_trip(TEXTS[:3], model.target_tokenizer)
+    assert [r["round_trip"] for r in records] == trips and summary["lowercased"] is False  # a cased BPE
+    assert summary["bleu"] == pytest.approx(corpus_bleu([r["hypothesis"] for r in records], trips, "13a")["bleu"])
+    assert summary["ceiling"] == pytest.approx(corpus_bleu(trips, TEXTS[:3], "13a")["bleu"])
     trainings = [{"best_dev_loss": 5.0, "train_steps": 9}, {"best_dev_loss": 6.0, "train_steps": 9},
                  {"best_dev_loss": 7.0, "train_steps": 9}]
     df = fig4_table([{**summary, "ratio": "0.1"}, {**summary, "ratio": "0", "vectors_per_document": 1},
@@ -156,6 +159,7 @@ def test_reconstruct_and_table(model, tmp_path):
         fig4_table([{**summary, "ratio": "0.1"}], trainings[:2])
     md = fig4_markdown(df, "Scale: test.")
     assert "| AE | 0 (one vector) | 1.00 |" in md and "| 6.000 | 9 | – |" in md and "| 5.000 | 9 | > 0.99 |" in md
+    assert f"| {summary['ceiling']:.2f} | no |" in md and "round trip" in md
     plot_fig4(df, tmp_path / "fig4.png", "test")
     assert (tmp_path / "fig4.png").stat().st_size > 0
     assert df["paper_ae_bleu_at_least"].tolist()[1] == 0.99

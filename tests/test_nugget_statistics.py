@@ -74,14 +74,20 @@ def test_ranking_units_reproduce_mrr_and_the_table_gets_cis_and_tests(tmp_path):
 
 
 def test_bleu_units_reproduce_corpus_bleu(tmp_path):
-    rows = [{"id": "a", "hypothesis": "the cat sat on the mat today", "reference": "the cat sat on the mat"},
-            {"id": "b", "hypothesis": "a dog ran in the park , fast", "reference": "a dog ran fast in the big park ."},
-            {"id": "c", "hypothesis": "Nothing here matches", "reference": "something else entirely was written"}]
-    write_jsonl(tmp_path / "bleu.jsonl", rows)
-    m = bleu_measurement(tmp_path / "bleu.jsonl", "ae_r0.1", 13, "ae")
-    assert (m.row, m.metric, m.statistic, m.units) == ("ae_r0.1", "BLEU", "bleu", ["a", "b", "c"])
-    expected = corpus_bleu([r["hypothesis"] for r in rows], [r["reference"] for r in rows], BLEU_TOKENIZE["ae"])
-    assert compute_statistic("bleu", m.values) == pytest.approx(expected["bleu"], abs=1e-9)
+    """Units score each hypothesis against its reference's round trip, lowercased when the records say so."""
+    rows = [{"id": "a", "hypothesis": "the cat sat on the mat today", "round_trip": "The cat sat on the mat"},
+            {"id": "b", "hypothesis": "a dog ran in the park , fast", "round_trip": "a dog ran fast in the big park ."},
+            {"id": "c", "hypothesis": "Nothing here matches", "round_trip": "something else entirely was written"}]
+    for lowercased in (False, True):
+        write_jsonl(tmp_path / "bleu.jsonl", [{**r, "reference": "unused", "lowercased": lowercased} for r in rows])
+        m = bleu_measurement(tmp_path / "bleu.jsonl", "ae_r0.1", 13, "ae")
+        assert (m.row, m.metric, m.statistic, m.units) == ("ae_r0.1", "BLEU", "bleu", ["a", "b", "c"])
+        expected = corpus_bleu([r["hypothesis"] for r in rows], [r["round_trip"] for r in rows], BLEU_TOKENIZE["ae"],
+                               lowercase=lowercased)
+        assert compute_statistic("bleu", m.values) == pytest.approx(expected["bleu"], abs=1e-9)
+    write_jsonl(tmp_path / "old.jsonl", [{"id": "a", "hypothesis": "x", "reference": "x"}])
+    with pytest.raises(ValueError, match=r"old.jsonl:1: key 'round_trip'"):
+        bleu_measurement(tmp_path / "old.jsonl", "ae_r0.1", 13, "ae")
 
 
 def test_share_units_count_delimiters_and_the_per_document(tmp_path):

@@ -2,7 +2,7 @@
 import os
 
 from multivec.io import write_json, write_jsonl
-from multivec.nugget.analysis.reconstruction_bleu import dev_documents, reconstruct
+from multivec.nugget.analysis.reconstruction_bleu import HYPOTHESIS_KEYS, dev_documents, reconstruct
 from multivec.nugget.modeling import NuggetModel
 from multivec.resources import default_device
 from multivec.workflow import rule_logging
@@ -16,7 +16,8 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
                                    max_new_tokens=s["max_new_tokens"])
     summary.update(ratio=wc.ratio, model=model_dir, corpus=snakemake.input.dev)
     write_jsonl(snakemake.output.hypotheses,
-                [{k: r[k] for k in ("id", "source", "reference", "hypothesis", "vectors")} for r in records])
+                [{k: r[k] for k in HYPOTHESIS_KEYS} for r in records])
     write_json(snakemake.output.bleu, summary)
-    log.info("%s r=%s: BLEU %.2f over %d documents (%.2f vectors each), decoded in %.1f s", wc.objective, wc.ratio,
-             summary["bleu"], summary["documents"], summary["vectors_per_document"], summary["decode_seconds"])
+    log.info("%s r=%s: BLEU %.2f (ceiling %.2f, lowercased %s) over %d documents (%.2f vectors each), "
+             "decoded in %.1f s", wc.objective, wc.ratio, summary["bleu"], summary["ceiling"], summary["lowercased"],
+             summary["documents"], summary["vectors_per_document"], summary["decode_seconds"])
