@@ -289,3 +289,41 @@ def test_two_ranks_under_torchrun_equal_two_accumulated_micro_batches(tmp_path):
     # train_loss is averaged over ranks, as over accumulated micro-batches
     assert float(metrics(out)[0]["train_loss"]) == pytest.approx(float(metrics(tmp_path / "single")[0]["train_loss"]),
                                                                 rel=1e-5)
+
+
+class TermsTask(LinearTask):
+    """LinearTask whose loss also reports its parts (issue 19: metrics.csv shows every loss term)."""
+
+    loss_terms = ("mse", "abs_mean")
+
+    def loss(self, module, batch):
+        x, y = batch
+        mse = nn.functional.mse_loss(module(x), y)
+        terms = {"mse": float(mse.detach())}
+        if float(x[0, 0]) > 0:  # some batches only: a term a batch does not report is absent, not 0
+            terms["abs_mean"] = float(x.abs().mean())
+        return mse, len(x), terms
+
+
+def test_loss_terms_are_averaged_into_their_own_columns_and_resume_exactly(tmp_path):
+    cfg = config(max_steps=8, eval_every=4)
+    Trainer(TermsTask(cfg), cfg, tmp_path / "whole").fit()
+    rows = metrics(tmp_path / "whole")
+    assert list(rows[0])[:4] == ["step", "train_loss", "train_mse", "train_abs_mean"]
+    for row in rows:  # the only loss term is the loss: the window means agree
+        assert float(row["train_mse"]) == pytest.approx(float(row["train_loss"]), rel=1e-5)
+        assert row["train_abs_mean"] == "" or float(row["train_abs_mean"]) > 0
+    assert any(row["train_abs_mean"] for row in rows)
+    with pytest.raises(_Interrupted):
+        Trainer(TermsTask(cfg), cfg, tmp_path / "split").fit(_interrupt_after=5)  # checkpoint at 3: window open
+    Trainer(TermsTask(cfg), cfg, tmp_path / "split").fit()
+    assert metrics(tmp_path / "split") == rows
+
+
+def test_an_undeclared_loss_term_is_refused(tmp_path):
+    class Undeclared(TermsTask):
+        loss_terms = ("mse",)
+
+    cfg = config(max_steps=2)
+    with pytest.raises(KeyError, match="abs_mean"):
+        Trainer(Undeclared(cfg), cfg, tmp_path / "out").fit()

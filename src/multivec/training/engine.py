@@ -172,6 +172,7 @@ class TrainingTask(ABC):
     selection_metric: str = "dev_loss"  # the dev metric that picks the best weights
     selection_mode: str = "min"  # "min" | "max"
     throughput_unit: str = "tokens"  # the count ``loss`` returns, per second of step time
+    loss_terms: tuple[str, ...] = ()  # parts of the loss ``loss`` may report: metrics.csv columns train_<term>
     find_unused_parameters: bool = False  # DDP: some trainable parameters get no gradient
     model: nn.Module
 
@@ -193,7 +194,9 @@ class TrainingTask(ABC):
 
     @abstractmethod
     def loss(self, module: nn.Module, batch: Any) -> tuple[torch.Tensor, int]:
-        """(scalar loss, throughput count); ``module`` is the model, DDP-wrapped when distributed."""
+        """(scalar loss, throughput count); ``module`` is the model, DDP-wrapped when distributed. A task with
+        ``loss_terms`` may return (loss, count, {term: float}) instead: each term is averaged like the loss
+        and written as ``train_<term>`` (a term a batch does not report counts as absent, not as 0)."""
 
     @abstractmethod
     def evaluate(self, runtime: Runtime) -> dict[str, float] | None:
@@ -225,14 +228,15 @@ class Trainer:
         self.task, self.cfg, self.out = task, cfg, Path(out_dir)
         self.runtime = runtime or setup_runtime(cfg.device, cfg.precision, cfg.threads)
         self.best_key = f"best_{task.selection_metric}"
-        self.columns = metric_columns(task.dev_metrics, task.throughput_unit)
+        self.columns = metric_columns(task.dev_metrics, task.throughput_unit, task.loss_terms)
         if task.selection_mode not in ("min", "max"):
             raise ValueError(f"{type(task).__name__}.selection_mode={task.selection_mode!r}: expected 'min' or 'max'")
 
     # -- set-up and resumption ---------------------------------------------------------------------------
     def _initial_state(self) -> dict[str, Any]:
         return {"step": 0, "epoch": 0, "position": 0, "best_step": None, self.best_key: None, "elapsed_s": 0.0,
-                "window_loss": 0.0, "window_steps": 0, "window_count": 0, "window_seconds": 0.0, "metrics": []}
+                "window_loss": 0.0, "window_steps": 0, "window_count": 0, "window_seconds": 0.0, "metrics": [],
+                "window_terms": {}}
 
     def _resume(self, checkpoint: Path, optimizer, scheduler, scaler) -> dict[str, Any]:
         rt = self.runtime
@@ -245,7 +249,9 @@ class Trainer:
         if not rng_path.exists():
             raise FileNotFoundError(f"{rng_path} is missing: the checkpoint was written by a run with fewer ranks")
         ckpt.set_rng_state(ckpt.safe_load(rng_path, map_location="cpu"))
-        state = ckpt.read_checkpoint_json(checkpoint / ckpt.STATE_FILE, tuple(self._initial_state()))
+        required = tuple(key for key in self._initial_state() if key != "window_terms")  # older checkpoints lack it
+        state = ckpt.read_checkpoint_json(checkpoint / ckpt.STATE_FILE, required)
+        state.setdefault("window_terms", {})
         if rt.is_main:  # Snakemake removed a killed job's outputs: restore them from the checkpoint
             write_metrics(self.out / METRICS_FILE, self.columns, state["metrics"])
             if (checkpoint / ckpt.BEST_WEIGHTS_FILE).exists():
@@ -278,12 +284,15 @@ class Trainer:
                            f"without the selection metric {task.selection_metric!r}")
         window = state["window_steps"]
         row = {"step": state["step"], "train_loss": round(state["window_loss"] / window, 6) if window else ""}
+        for term in task.loss_terms:  # [sum, count] over the window's micro-batches that reported the term
+            total, n = state["window_terms"].get(term, (0.0, 0))
+            row[f"train_{term}"] = round(total / n, 6) if n else ""
         row.update({name: round(float(metrics[name]), 6) if name in metrics else "" for name in task.dev_metrics})
         row[self.columns[-2]] = round(state["window_count"] / state["window_seconds"], 1) \
             if state["window_seconds"] else ""
         row["elapsed_s"] = round(state["elapsed_s"], 2)
         state["metrics"].append(row)
-        state.update(window_loss=0.0, window_steps=0, window_count=0, window_seconds=0.0)
+        state.update(window_loss=0.0, window_steps=0, window_count=0, window_seconds=0.0, window_terms={})
         write_metrics(self.out / METRICS_FILE, self.columns, state["metrics"])
         value = metrics.get(task.selection_metric)
         best = state[self.best_key]
@@ -380,10 +389,16 @@ class Trainer:
                 sync = module.no_sync() if rt.distributed and not last_micro else contextlib.nullcontext()
                 with sync:
                     with rt.autocast():
-                        loss, n = task.loss(module, batch)
+                        loss, n, *terms = task.loss(module, batch)
                     scaler.scale(loss / cfg.grad_accumulation).backward()
                 loss_sum += float(loss.detach())
                 count += int(n)
+                for term, value in (terms[0] if terms else {}).items():
+                    if term not in task.loss_terms:
+                        raise KeyError(f"{type(task).__name__}.loss reported term {term!r}, not one of its "
+                                       f"loss_terms {task.loss_terms}")
+                    total, seen = state["window_terms"].get(term, (0.0, 0))
+                    state["window_terms"][term] = (total + float(value), seen + 1)
             if cfg.grad_clip:
                 scaler.unscale_(optimizer)
                 torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)

@@ -1,7 +1,8 @@
 """The metrics CSV every training run writes (``metrics.csv``): one row per evaluation.
 
 Columns: ``step``, ``train_loss`` (mean over the steps since the previous row, and over micro-batches and
-ranks), the model's dev metrics, ``<unit>_per_s`` (all ranks' throughput over rank 0's step time) and
+ranks), ``train_<term>`` for each part of the loss the task reports (mean over this rank's micro-batches that
+reported it), the model's dev metrics, ``<unit>_per_s`` (all ranks' throughput over rank 0's step time) and
 ``elapsed_s`` (wall clock of the loop, evaluations and checkpoints included, summed over resumed runs). The last two depend on the machine; the others do not.
 """
 
@@ -17,8 +18,10 @@ from multivec.training.checkpoint import atomic_write_text
 METRICS_FILE = "metrics.csv"
 
 
-def metric_columns(dev_metrics: Sequence[str], throughput_unit: str) -> list[str]:
-    return ["step", "train_loss", *dev_metrics, f"{throughput_unit}_per_s", "elapsed_s"]
+def metric_columns(dev_metrics: Sequence[str], throughput_unit: str, loss_terms: Sequence[str] = ()) -> list[str]:
+    """``loss_terms``: the parts of the training loss a task reports, as ``train_<term>`` after ``train_loss``."""
+    return ["step", "train_loss", *(f"train_{t}" for t in loss_terms), *dev_metrics, f"{throughput_unit}_per_s",
+            "elapsed_s"]
 
 
 def write_metrics(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
