@@ -324,6 +324,10 @@ def test_an_undeclared_loss_term_is_refused(tmp_path):
     class Undeclared(TermsTask):
         loss_terms = ("mse",)
 
+        def loss(self, module, batch):
+            loss, n, terms = super().loss(module, batch)
+            return loss, n, {**terms, "abs_mean": 1.0}
+
     cfg = config(max_steps=2)
     with pytest.raises(KeyError, match="abs_mean"):
         Trainer(Undeclared(cfg), cfg, tmp_path / "out").fit()
