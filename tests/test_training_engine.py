@@ -328,6 +328,6 @@ def test_an_undeclared_loss_term_is_refused(tmp_path):
             loss, n, terms = super().loss(module, batch)
             return loss, n, {**terms, "abs_mean": 1.0}
 
-    cfg = config(max_steps=2)
+    cfg = config(max_steps=2, warmup_steps=1)
     with pytest.raises(KeyError, match="abs_mean"):
         Trainer(Undeclared(cfg), cfg, tmp_path / "out").fit()
