@@ -4,9 +4,8 @@ Sources (``PARAGRAPH_READERS`` maps the config's corpus names to them):
 
 - ``wikitext2``: WikiText articles via ``multivec.data.wikitext.parse_wikitext``, one
   ``Paragraph`` per paragraph line of each section. WikiText-2 is the tokenised variant
-  (``<unk>``, `` @-@ ``, spaces around punctuation); ``detokenize_wikitext`` undoes the
-  tokenisation lightly (number/hyphen joiners and punctuation spacing) and leaves
-  ``<unk>`` in place (it is part of the data; no guess can restore the word).
+  (``<unk>``, `` @-@ ``, spaces around punctuation); ``multivec.data.wikitext.detokenize_wikitext``
+  undoes the tokenisation and here leaves ``<unk>`` in place (no guess can restore the word).
 - ``gensim_enwiki``: the 106-article Wikipedia dump excerpt in gensim's wheel, via
   gensim's ``extract_pages`` + ``filter_wiki``; the remaining markup residue (bold and
   italic quotes, headings, list items, table rows) is dropped, and so are reference
@@ -27,44 +26,18 @@ import bz2
 import logging
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from tqdm import tqdm
 
 from multivec.data.language import LanguageCheck
+from multivec.data.news_commentary import read_news_commentary_tsv
+from multivec.data.records import Paragraph, ParallelPair
+from multivec.data.wikitext import detokenize_wikitext, parse_wikitext
 from multivec.io import EmptyOutputError, FirstSeen, MalformedInputError, check_fields, iter_jsonl
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    """One English paragraph and where it comes from.
-
-    ``corpus`` names the file it was read from (e.g. ``wikitext2-valid``), ``doc`` the
-    article or chapter, ``section`` the heading it sits under (``""`` when none), and
-    ``index`` its position in the doc. ``sentences`` is set when the source already
-    comes split into sentences (WMT); otherwise the builder splits ``text``.
-    """
-
-    text: str
-    corpus: str
-    doc: str
-    section: str = ""
-    index: int = 0
-    sentences: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class ParallelPair:
-    """An aligned English -> Chinese pair (a paragraph or a sentence) with provenance."""
-
-    doc: str
-    i: int
-    en: str
-    zh: str
 
 
 # ---------------------------------------------------------------- sentence splitting
@@ -107,31 +80,9 @@ def join_chinese(parts: list[str]) -> str:
 
 # ---------------------------------------------------------------- WikiText
 
-_WT_JOINER = re.compile(r" @(.)@ ")
-_WT_SPACE_BEFORE = re.compile(r" ([,.;:!?%)\]}])")
-_WT_SPACE_AFTER = re.compile(r"([(\[{$]) ")
-_WT_CLITIC = re.compile(r" (n't|'s|'re|'ve|'m|'ll|'d)\b", re.IGNORECASE)
-
-
-def detokenize_wikitext(text: str) -> str:
-    """Undo WikiText's tokenisation lightly: `` @-@ `` -> ``-``, `` , `` -> ``, ``, ``( x )`` -> ``(x)``.
-
-    Quotes are left spaced (opening and closing cannot be told apart reliably) and
-    ``<unk>`` is kept.
-    """
-    text = " ".join(text.split())
-    text = _WT_JOINER.sub(r"\1", text)
-    text = _WT_SPACE_BEFORE.sub(r"\1", text)
-    text = _WT_SPACE_AFTER.sub(r"\1", text)
-    text = _WT_CLITIC.sub(r"\1", text)
-    return text
-
-
 def wikitext_paragraphs(path: str | os.PathLike, corpus: str | None = None,
                         detokenize: bool = True) -> Iterator[Paragraph]:
-    """Paragraphs of a WikiText file (one per paragraph line of each section)."""
-    from multivec.data.wikitext import parse_wikitext
-
+    """Paragraphs of a WikiText file (one per paragraph line of each section; ``<unk>`` kept)."""
     path = Path(path)
     corpus = corpus or f"wikitext-{path.stem}"
     articles = parse_wikitext(path)
@@ -271,8 +222,6 @@ def debian_reference_paragraphs(path: str | os.PathLike, corpus: str = "debian-r
 def news_commentary_english_paragraphs(path: str | os.PathLike,
                                        corpus: str = "news-commentary-v14-en") -> Iterator[Paragraph]:
     """English side of News Commentary v14 en-zh: one paragraph per document, sentences as given."""
-    from multivec.data.translation_corpus import read_news_commentary_tsv
-
     for doc_id, pairs in read_news_commentary_tsv(path):
         sentences = tuple(p.en for p in pairs)
         yield Paragraph(" ".join(sentences), corpus, doc_id, "", 0, sentences)

@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
-from multivec.data.corpora import Paragraph
+from multivec.data.records import Paragraph
 from multivec.inspect import length_summary
 from multivec.io import check_minimum
 

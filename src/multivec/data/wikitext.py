@@ -12,6 +12,16 @@ Heading lines are not part of any section's text; a section's text is its paragr
 directly followed by another heading of the same level) are left out. The same parser reads
 the tokenised variant (``wiki.valid.tokens``, ``<unk>``, `` @-@ ``) and the raw one
 (``wiki.train.raw``); it streams the file, so WikiText-103 train fits in memory as text.
+
+Real text from the tokenised variant (issue 18): the paper builds RR from *raw* WikiText-103, which
+has no ``<unk>`` (App. A). Where only the tokenised variant exists (the demo mirror's WikiText-2),
+``read_wikitext`` detokenises it (``detokenize_wikitext``): `` @-@ ``/`` @,@ ``/`` @.@ `` joiners,
+spaces before closing punctuation and after opening brackets and currency signs, clitics
+(`` 's``, `` n't``), and double quotes paired within a paragraph; and it maps every ``<unk>`` to the
+reading tokenizer's one unknown token (MiniLM's ``[UNK]``), which a tokenizer keeps as one token;
+left as ``<unk>`` it becomes 4 WordPieces (``<``, ``un``, ``##k``, ``>``) of text that was never
+there. No detokenisation restores the masked word: the share of unknown tokens is measured and
+reported (``multivec.data.unknown_tokens``).
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from multivec.io import MalformedInputError, iter_lines
 TITLE_LINE = re.compile(r"=\s(?!=)(.*?)\s=")           # "= Title =" after strip
 SECTION_LINE = re.compile(r"=\s=\s(?!=)(.*?)\s=\s=")   # "= = Heading = ="
 DEEPER_LINE = re.compile(r"=\s=\s=\s(.*?)\s=\s=\s=")   # "= = = Sub = = =" and deeper
+
+UNKNOWN = "<unk>"  # the tokenised variant's mask for a word outside its vocabulary
+TOKENIZED_MARKS = (" @-@ ", " @,@ ", " @.@ ", " <unk> ")  # present in the tokenised variant, never in the raw one
 
 
 @dataclass
@@ -84,3 +97,84 @@ def parse_wikitext(path: str | os.PathLike) -> list[Article]:
     close_section()
     language.finish()
     return articles
+
+
+# ---------------------------------------------------------------- detokenisation
+
+_WT_JOINER = re.compile(r" @([^ ])@ ")
+_WT_SPACE_BEFORE = re.compile(r" ([,.;:!?%)\]}])")
+_WT_SPACE_AFTER = re.compile(r"([(\[{$£€]) ")
+_WT_CLITIC = re.compile(r" (n't|'s|'re|'ve|'m|'ll|'d)\b", re.IGNORECASE)
+_WT_UNKNOWN = re.compile(r"<unk>")
+
+
+def _pair_double_quotes(text: str) -> str:
+    """Attach WikiText's spaced ``"`` to their words: odd ones open (``" x`` -> ``"x``), even ones close
+    (``x "`` -> ``x"``); a paragraph with an odd number of them keeps its last one as it is."""
+    words = text.split(" ")
+    quotes = [i for i, w in enumerate(words) if w == '"']
+    if len(quotes) % 2:
+        quotes = quotes[:-1]
+    out: list[str] = []
+    opening = set(quotes[0::2])
+    closing = set(quotes[1::2])
+    attach_next = False
+    for i, word in enumerate(words):
+        if i in closing and out:
+            out[-1] += '"'
+            attach_next = False
+            continue
+        if attach_next:
+            out[-1] += word
+            attach_next = False
+            continue
+        out.append(word)
+        if i in opening and i + 1 < len(words):
+            attach_next = True
+    return " ".join(out)
+
+
+def detokenize_wikitext(text: str, unknown_token: str | None = None) -> str:
+    """Undo WikiText's tokenisation: `` @-@ `` -> ``-`` (and ``@,@``, ``@.@``), `` , `` -> ``, ``,
+    ``( x )`` -> ``(x)``, ``$ 5`` -> ``$5``, ``it 's`` -> ``it's``, ``" x "`` -> ``"x"``.
+
+    ``unknown_token``: what each ``<unk>`` becomes (a tokenizer's unknown token, e.g. ``[UNK]``);
+    None keeps ``<unk>``. Single quotes stay as they are (apostrophe or quote cannot be told apart).
+    """
+    text = " ".join(text.split())
+    text = _WT_JOINER.sub(r"\1", text)
+    text = _pair_double_quotes(text)
+    text = _WT_SPACE_BEFORE.sub(r"\1", text)
+    text = _WT_SPACE_AFTER.sub(r"\1", text)
+    text = _WT_CLITIC.sub(r"\1", text)
+    if unknown_token is not None:
+        text = _WT_UNKNOWN.sub(lambda _: unknown_token, text)
+    return text
+
+
+def is_tokenized(path: str | os.PathLike, sample_lines: int = 2000) -> bool:
+    """Whether a WikiText file is the tokenised variant: one of ``TOKENIZED_MARKS`` in its first lines."""
+    for number, line in iter_lines(path):
+        if any(mark in f" {line} " for mark in TOKENIZED_MARKS):
+            return True
+        if number >= sample_lines:
+            break
+    return False
+
+
+def read_wikitext(path: str | os.PathLike, unknown_token: str | None = None,
+                  tokenized: bool | None = None) -> list[Article]:
+    """``parse_wikitext``, then real text: a tokenised file's sections, titles and headings detokenised with
+    every ``<unk>`` mapped to ``unknown_token`` (``detokenize_wikitext``). A raw file is returned as parsed.
+    ``tokenized``: None = detect (``is_tokenized``)."""
+    articles = parse_wikitext(path)
+    if tokenized is None:
+        tokenized = is_tokenized(path)
+    if not tokenized:
+        return articles
+
+    def clean(text: str) -> str:
+        return "\n".join(detokenize_wikitext(line, unknown_token) for line in text.split("\n"))
+
+    return [Article(clean(a.title), [Section(clean(s.heading), clean(s.text)) for s in a.sections])
+            for a in articles]
