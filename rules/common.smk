@@ -16,6 +16,7 @@ os.environ.update(
 from multivec.data.sources import SOURCES
 from multivec.evaluation.table2_rows import BASE_ENCODINGS
 from multivec.resources import pin_data_mirror as _pin_data_mirror
+from multivec.resources import pin_registry_overlay as _pin_registry_overlay
 from multivec.workflow import caller_directory as _caller_directory
 
 # Fails before any job, naming the key, when the configured mirror does not exist. A
@@ -23,6 +24,8 @@ from multivec.workflow import caller_directory as _caller_directory
 # --directory's), then exported as an absolute $MULTIVEC_DATA_MIRROR that every job
 # inherits: rules never carry the mirror's location, so moving the mirror re-runs nothing.
 MIRROR = _pin_data_mirror(config.get("data_mirror") or None, base=_caller_directory(workflow.overwrite_workdir))
+# The registry overlay (sha256/size of the rehearsal's fixture files; multivec.data.sources), exported the same way.
+_pin_registry_overlay(config.get("registry_overlay") or None, MIRROR)
 
 ROWS = {row["name"]: row for row in config["table2"]["rows"]}
 TASKS = ["pi", "rr"]

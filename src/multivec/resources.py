@@ -6,7 +6,10 @@ A model reference is one of
 - a local folder holding a transformers checkpoint;
 - ``"tiny-random-bert"``: a randomly initialised 2-layer BERT with MiniLM's tokenizer,
   for the smoke scale (see ``tiny_random_config``);
-- any other string: a Hugging Face hub id, for paper scale on a connected machine.
+- any other string: a Hugging Face hub id, for paper scale on a connected machine; when the data
+  mirror (``$MULTIVEC_DATA_MIRROR``) holds ``models/<hub id>/config.json``, that folder is used
+  instead (``mirrored_model``): an air-gapped cluster's pre-fetched copy, or the rehearsal scale's
+  tiny random models of the same architectures (``multivec.rehearsal.tiny_models``).
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ def resolve_model(ref: str) -> str:
         return str(path.resolve())
     if ref.startswith((".", "/", "~")):
         raise ResourceError(f"model folder {ref!r} does not exist")
+    mirrored = mirrored_model(ref)
+    if mirrored is not None:
+        return mirrored
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         # transformers would raise a long cache error; say plainly what is going on.
         from huggingface_hub import try_to_load_from_cache
@@ -61,6 +67,20 @@ def resolve_model(ref: str) -> str:
                 "Use a connected machine for paper scale, a local folder, or 'minilm'."
             )
     return ref
+
+
+MODELS_DIR = "models"  # hub models in a data mirror: <mirror>/models/<hub id>/
+
+
+def mirrored_model(ref: str) -> str | None:
+    """``<mirror>/models/<ref>`` when the data mirror (``$MULTIVEC_DATA_MIRROR``) holds a model folder
+    (its ``config.json``) for hub id ``ref``, else None. Every loader resolves hub ids through
+    ``resolve_model``, so this one place serves them all."""
+    mirror = os.environ.get(ENV_MIRROR)
+    if not mirror or ".." in Path(ref).parts:
+        return None
+    folder = Path(mirror).expanduser() / MODELS_DIR / ref
+    return str(folder.resolve()) if (folder / "config.json").is_file() else None
 
 
 # Sizes of the tiny random models (smoke scale), as plain numbers so that the config checks
@@ -142,6 +162,28 @@ def pin_data_mirror(configured: str | None = None, base: str | os.PathLike | Non
     if path is not None:
         os.environ[ENV_MIRROR] = str(path)
     return path
+
+
+def pin_registry_overlay(configured: str | None, mirror: str | os.PathLike | None) -> Path | None:
+    """Export the registry overlay (config key ``registry_overlay``, relative to the data mirror) as an
+    absolute ``$MULTIVEC_REGISTRY_OVERLAY`` that every job inherits; an already exported one wins.
+    A configured overlay without a mirror, or one that is not a file, raises naming the key."""
+    from multivec.data.sources import REGISTRY_OVERLAY_ENV
+
+    value = os.environ.get(REGISTRY_OVERLAY_ENV) or configured
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        if mirror is None:
+            raise ResourceError(f"config key registry_overlay {value!r} is relative to the data mirror, but no mirror "
+                                f"is set (config key data_mirror or ${ENV_MIRROR})")
+        path = Path(mirror) / path
+    if not path.is_file():
+        raise ResourceError(f"registry overlay {path} (config key registry_overlay or ${REGISTRY_OVERLAY_ENV}) "
+                            "is not a file")
+    os.environ[REGISTRY_OVERLAY_ENV] = str(path.resolve())
+    return path.resolve()
 
 
 def ensure_nltk_data(resource: str = "tokenizers/punkt_tab/english", mirror: str | os.PathLike | None = None) -> None:

@@ -9,12 +9,21 @@ that the mirror still matches); paper-scale files that could not be verified her
 ``None`` and are fetched unverified, with a warning that logs their digest.
 
 ``multivec.data.download.fetch`` reads this registry.
+
+A registry overlay (``$MULTIVEC_REGISTRY_OVERLAY``, a JSON file ``{source: {file: {"sha256", "size"}}}``,
+set from the config key ``registry_overlay`` by rules/common.smk) replaces the digest and size of the files it
+names: the rehearsal scale (config/rehearsal.yaml, ``multivec.rehearsal.fixture_mirror``) fetches miniature
+files in the upstream formats through the same checked code path. ``get_source`` and ``get_file`` apply it; an
+entry naming a source or file the registry lacks, or a malformed digest, stops naming the overlay file.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -293,13 +302,78 @@ _register(Source(
 ))
 
 
+_register(Source(
+    name="csts",
+    description="C-STS (Deshpande et al. 2023), the sub-sentence encoder's Table 3: the validation split converted "
+                "to JSONL rows {sentence1, sentence2, condition, label} (multivec.subencoder.csts.read_csts).",
+    files={"validation.jsonl": RemoteFile(None, "csts/validation.jsonl")},
+    licence="as distributed by the C-STS authors (access terms on request)",
+    homepage="https://github.com/princeton-nlp/c-sts",
+    note="Mirror-only: C-STS is released under access terms, so there is no public URL; fetch the validation "
+         "split, convert it to JSONL and put it in the data mirror at csts/validation.jsonl, then set "
+         "subencoder.evaluation.csts.path to data/raw/csts/validation.jsonl. sha256 unknown (logged on first copy).",
+))
+
+
 class UnknownSourceError(LookupError):
     """A source or file name that the registry does not have; the message lists what it has."""
 
 
-def get_source(name: str) -> Source:
+REGISTRY_OVERLAY_ENV = "MULTIVEC_REGISTRY_OVERLAY"
+
+
+class RegistryOverlayError(ValueError):
+    """A registry overlay file that cannot be applied; the message names the file and the entry."""
+
+
+@lru_cache(maxsize=8)
+def load_registry_overlay(path: str) -> dict[str, dict[str, dict]]:
+    """``{source: {file: {"sha256": hex, "size": bytes}}}`` of an overlay file, checked against the registry."""
     try:
-        return SOURCES[name]
+        with open(path, encoding="utf-8") as handle:
+            overlay = json.load(handle)
+    except (OSError, json.JSONDecodeError) as err:
+        raise RegistryOverlayError(f"registry overlay {path}: cannot be read as JSON ({err})") from None
+    if not isinstance(overlay, dict):
+        raise RegistryOverlayError(f"registry overlay {path}: expected a mapping {{source: {{file: {{sha256, size}}}}}}")
+    for source_name, files in overlay.items():
+        if source_name not in SOURCES:
+            raise RegistryOverlayError(f"registry overlay {path}: unknown data source {source_name!r}; "
+                                       f"registered: {', '.join(sorted(SOURCES))}")
+        if not isinstance(files, dict):
+            raise RegistryOverlayError(f"registry overlay {path}: {source_name!r} is not a mapping of files")
+        for file_name, entry in files.items():
+            where = f"registry overlay {path}: {source_name}/{file_name}"
+            if file_name not in SOURCES[source_name].files:
+                raise RegistryOverlayError(f"{where}: source {source_name!r} has no such file; it has: "
+                                           f"{', '.join(SOURCES[source_name].files)}")
+            if not isinstance(entry, dict) or set(entry) - {"sha256", "size"} or "sha256" not in entry:
+                raise RegistryOverlayError(f"{where}: expected {{sha256, size}}, got {entry!r}")
+            if not isinstance(entry["sha256"], str) or not _SHA256.fullmatch(entry["sha256"]):
+                raise RegistryOverlayError(f"{where}: sha256 {entry['sha256']!r} is not 64 lowercase hex digits")
+            size = entry.get("size")
+            if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+                raise RegistryOverlayError(f"{where}: size {size!r} is not a positive integer")
+    return overlay
+
+
+def _overlaid(source: Source) -> Source:
+    """``source`` with the digests of ``$MULTIVEC_REGISTRY_OVERLAY`` (unchanged when none is set)."""
+    path = os.environ.get(REGISTRY_OVERLAY_ENV)
+    if not path:
+        return source
+    entries = load_registry_overlay(path).get(source.name)
+    if not entries:
+        return source
+    files = {name: replace(remote, sha256=entries[name]["sha256"], size=entries[name].get("size"))
+             if name in entries else remote for name, remote in source.files.items()}
+    return replace(source, files=files)
+
+
+def get_source(name: str) -> Source:
+    """The registered source ``name``, with the registry overlay applied (module docstring)."""
+    try:
+        return _overlaid(SOURCES[name])
     except KeyError:
         raise UnknownSourceError(f"unknown data source {name!r}; registered: {', '.join(sorted(SOURCES))}") from None
 
