@@ -331,3 +331,21 @@ def test_an_undeclared_loss_term_is_refused(tmp_path):
     cfg = config(max_steps=2, warmup_steps=1)
     with pytest.raises(KeyError, match="abs_mean"):
         Trainer(Undeclared(cfg), cfg, tmp_path / "out").fit()
+
+
+def test_eval_at_start_adds_a_step_zero_row_once_and_resumes_exactly(tmp_path):
+    """eval_at_start (issue 18): the starting point's dev metrics are row 0 of metrics.csv, written once, and
+    a resumed run neither repeats nor loses it."""
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    cfg = config(eval_at_start=True)
+    fit(whole, cfg)
+    rows = metrics(whole)
+    assert rows[0]["step"] == "0" and rows[0]["train_loss"] == "" and rows[0]["dev_loss"] != ""
+    assert [r["step"] for r in rows] == ["0", "4", "8", "12", "16", "20"]
+    with pytest.raises(_Interrupted):
+        fit(split, cfg, interrupt=8)
+    fit(split, cfg)
+    assert metrics(split) == rows
+    assert (whole / "model.safetensors").read_bytes() == (split / "model.safetensors").read_bytes()
+    fit(tmp_path / "plain")  # off by default: no step-0 row
+    assert [r["step"] for r in metrics(tmp_path / "plain")] == ["4", "8", "12", "16", "20"]

@@ -4,7 +4,9 @@ One dataclass holds every hyperparameter of the encoder-decoder: which pretraine
 which decoder, the compression ratio r (§3.1, k = ceil(n·r)), the scorer layer l (§3.1),
 the frozen bottom (§3.3 "stabilized training", §4, §7.1), nugget feedback (§3.3, eq. 7-8),
 the residual connection (§3.2, eq. 5), rule-based selectors used for ablations (§7.1, Table 4),
-a random selector (an ablation the paper lacks), and the TSDAE-style mean bottleneck baseline (§6.1.2).
+a random selector (an ablation the paper lacks), the TSDAE-style mean bottleneck baseline (§6.1.2), and the
+``tokens`` bottleneck: every token state reaches the decoder (r = 1, no selection), the shared seq2seq
+starting point every demo NUGGET/TSDAE model is fine-tuned from, as the paper's start from mBART (issue 18).
 
 ``TABLE4_ABLATIONS`` names each configuration of the paper's Table 4 (§7.1), plus the random selector,
 as changes to a base configuration; ``ablation_config`` builds it, mapping the paper's scorer layers
@@ -20,7 +22,8 @@ from typing import Any
 ARCHITECTURES = ("bert_decoder", "mbart")
 OBJECTIVES = ("ae", "mt")
 SELECTORS = ("learned", "chunking", "sentence_boundary", "random")
-BOTTLENECKS = ("nuggets", "mean")
+BOTTLENECKS = ("nuggets", "mean", "tokens")
+DECODER_OUTPUTS = ("untied", "tied")
 TARGET_TOKENIZERS = ("bpe", "source")
 DECODER_INITS = ("scratch", "encoder")
 # Punctuation the chunking selector may end a chunk at: §7.1 says "comma or period"; "wide" is an option.
@@ -56,7 +59,9 @@ class NuggetConfig:
     residual: bool = True  # eq. 5: scores added to every cross-attention logit
     selector: str = "learned"  # "learned" | "chunking" | "sentence_boundary" (§7.1) | "random" (not in the paper)
     chunk_punctuation: str = "comma_period"  # chunking selector: "comma_period" (§7.1) | "wide" (+ ; ! ? …)
-    bottleneck: str = "nuggets"  # "nuggets" | "mean" (TSDAE baseline: one mean-pooled vector)
+    # "nuggets" | "mean" (TSDAE baseline: one mean-pooled vector) | "tokens" (every token state: the shared
+    # r = 1 seq2seq model the others start from; no scorer, W^V, feedback or residual)
+    bottleneck: str = "nuggets"
     noise_deletion: float = 0.0  # probability of deleting each non-special source token while training
     max_source_tokens: int = 128
     max_target_tokens: int = 128
@@ -71,6 +76,9 @@ class NuggetConfig:
     # layers (0-based) the decoder copies, one per decoder layer; None = the first decoder_layers.
     decoder_init: str = "scratch"
     decoder_copy_layers: list[int] | None = None
+    # Decoder output layer: "untied" (its own trainable V × d matrix, initialised from the input embedding)
+    # or "tied" (the decoder's trainable input embedding, as mBART's lm_head). The output bias always trains.
+    decoder_output: str = "untied"
     # Target vocabulary: "bpe" trains a byte-level BPE on the training targets; "source" reuses the
     # encoder's tokenizer (required for "mbart", whose pretrained decoder has that vocabulary).
     target_tokenizer: str = "bpe"
@@ -107,6 +115,7 @@ class NuggetConfig:
         check(self.decoder_layers >= 1 and self.decoder_heads >= 1 and self.decoder_ffn >= 1,
               "decoder_layers", "decoder sizes must be positive")
         check(self.decoder_init in DECODER_INITS, "decoder_init", f"expected one of {DECODER_INITS}")
+        check(self.decoder_output in DECODER_OUTPUTS, "decoder_output", f"expected one of {DECODER_OUTPUTS}")
         if self.decoder_init == "encoder":
             check(self.architecture == "bert_decoder", "decoder_init",
                   "warm start from the encoder is for architecture 'bert_decoder' (mbart has its own decoder)")
@@ -121,9 +130,11 @@ class NuggetConfig:
         if self.architecture == "mbart":
             check(self.target_tokenizer == "source", "target_tokenizer",
                   "architecture 'mbart' keeps its pretrained decoder, so the target vocabulary must be 'source'")
-        if self.bottleneck == "mean":
-            check(not self.residual, "residual", "bottleneck 'mean' has no scores: set residual: false")
-            check(not self.feedback, "feedback", "bottleneck 'mean' selects no nuggets: set feedback: false")
+        if self.bottleneck in ("mean", "tokens"):
+            check(not self.residual, "residual", f"bottleneck {self.bottleneck!r} has no scores: set residual: false")
+            check(not self.feedback, "feedback", f"bottleneck {self.bottleneck!r} selects no nuggets: set feedback: false")
+        if self.bottleneck == "tokens":
+            check(self.ratio == 1.0, "ratio", "bottleneck 'tokens' passes every token state: set ratio: 1.0")
         elif self.selector != "learned":
             check(not self.residual, "residual",
                   f"selector {self.selector!r} gives no scores, so there is no residual connection: set residual: false")

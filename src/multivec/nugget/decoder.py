@@ -8,14 +8,22 @@ nuggets):
   as encoder-decoder warm starting does (Rothe et al., TACL 2020, "bert2bert"): a ``BertModel`` with
   ``is_decoder`` (causal self-attention) and ``add_cross_attention``; the chosen encoder layers'
   self-attention and feed-forward weights and the embeddings' positions/LayerNorm are copied, the
-  cross-attentions start random, and the word embedding IS the encoder's (one shared matrix, frozen
-  with the frozen bottom), so the target vocabulary is the source tokenizer's.
+  cross-attentions start random; the word embedding is a trainable COPY of the encoder's (the encoder's
+  own matrix is frozen with the frozen bottom), so the target vocabulary is the source tokenizer's.
 The residual connection reaches every cross-attention of every layer and head through one door: the
 decoder's ``encoder_attention_mask``. Given a 4-D float tensor,
 ``transformers.masking_utils.create_bidirectional_mask`` returns it unchanged (``_preprocess_mask_arguments``
 early-exits on 4-D masks; ``MBartDecoder`` and ``BertModel`` both call it) and both the sdpa and the eager
 attention add it to q·k·scaling before the softmax, so the tensor from ``selection.cross_attention_bias``
-is the whole mechanism. The output layer is tied to the decoder's input word embedding (as in mBART).
+is the whole mechanism.
+
+Output layer (issue 18): ``untied`` (the demo default) gives the decoder its own trainable projection,
+initialised as a copy of its input word embedding; ``tied`` reuses the decoder's trainable input embedding
+(mBART's pretrained lm_head, paper scale). The output bias ``final_logits_bias`` is a trainable parameter
+(mBART's checkpoint stores it as a zero buffer; its values load into the parameter unchanged). Measured
+before this change: the warm decoder's output layer was the encoder's FROZEN word embedding and the bias a
+buffer, so the output distribution could not move (step-0 loss 10.42 > ln V, dev loss after 120 steps worse
+than a unigram model of the targets).
 """
 
 from __future__ import annotations
@@ -40,15 +48,26 @@ def computation_dtype(reference: torch.Tensor) -> torch.dtype:
     return reference.dtype
 
 
+OUTPUT_LAYERS = ("untied", "tied")
+
+
 class TargetDecoder(nn.Module):
-    def __init__(self, decoder: MBartDecoder, final_logits_bias: torch.Tensor | None = None):
+    def __init__(self, decoder: MBartDecoder, final_logits_bias: torch.Tensor | None = None, output: str = "untied"):
         super().__init__()
+        if output not in OUTPUT_LAYERS:
+            raise ValueError(f"decoder output layer {output!r}: expected one of {OUTPUT_LAYERS}")
         self.decoder = decoder
-        vocab_size = (decoder.embeddings.word_embeddings if decoder.config.model_type == "bert"
-                      else decoder.embed_tokens).num_embeddings
+        embedding = self.input_embedding()
+        vocab_size = embedding.num_embeddings
         bias = torch.zeros(1, vocab_size) if final_logits_bias is None else final_logits_bias.detach().clone()
-        # mBART's pretrained output bias (zeros in released checkpoints); a buffer there too, never trained.
-        self.register_buffer("final_logits_bias", bias)
+        # mBART's pretrained output bias (zeros in released checkpoints, a buffer there); trained here.
+        self.final_logits_bias = nn.Parameter(bias.float())
+        # The untied output layer starts as a copy of the input embedding (the tied model's logits at step 0).
+        self.output_projection = None
+        if output == "untied":
+            self.output_projection = nn.Linear(embedding.embedding_dim, vocab_size, bias=False)
+            with torch.no_grad():
+                self.output_projection.weight.copy_(embedding.weight)
         config = decoder.config
         if config.model_type == "bert":
             self.num_heads, width = config.num_attention_heads, config.hidden_size
@@ -58,7 +77,7 @@ class TargetDecoder(nn.Module):
 
     @classmethod
     def from_scratch(cls, hidden_size: int, vocab_size: int, pad_id: int, layers: int, heads: int, ffn: int,
-                     dropout: float) -> "TargetDecoder":
+                     dropout: float, output: str = "untied") -> "TargetDecoder":
         if hidden_size % heads:
             raise ValueError(f"decoder_heads={heads} does not divide the encoder width {hidden_size}")
         config = MBartConfig(vocab_size=vocab_size, d_model=hidden_size, encoder_layers=0, decoder_layers=layers,
@@ -67,14 +86,15 @@ class TargetDecoder(nn.Module):
                              max_position_embeddings=SCRATCH_DECODER_POSITIONS, pad_token_id=pad_id,
                              scale_embedding=True, activation_function="gelu")
         config._attn_implementation = "sdpa"
-        return cls(MBartDecoder(config))
+        return cls(MBartDecoder(config), output=output)
 
     @classmethod
-    def from_encoder(cls, bert: nn.Module, layers: Sequence[int], dropout: float) -> "TargetDecoder":
+    def from_encoder(cls, bert: nn.Module, layers: Sequence[int], dropout: float,
+                     output: str = "untied") -> "TargetDecoder":
         """A decoder warm-started from a BERT-style encoder (``BertModel``): decoder layer j copies encoder
         layer ``layers[j]`` (self-attention, feed-forward, their LayerNorms); cross-attention is new
-        (random, the library's initialisation); positions, token types and the embedding LayerNorm are
-        copied; the word embedding module is shared with the encoder (input and output layer)."""
+        (random, the library's initialisation); positions, token types, the embedding LayerNorm and the
+        word embedding are copied (the decoder's own trainable matrices, not the encoder's frozen ones)."""
         from transformers import BertModel
 
         if getattr(bert.config, "model_type", None) != "bert":
@@ -91,14 +111,13 @@ class TargetDecoder(nn.Module):
         decoder = BertModel(config, add_pooling_layer=False)
         embeddings = bert.embeddings
         with torch.no_grad():
-            for name in ("position_embeddings", "token_type_embeddings", "LayerNorm"):
+            for name in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
                 getattr(decoder.embeddings, name).load_state_dict(getattr(embeddings, name).state_dict())
             for j, i in enumerate(layers):
                 source, target = bert.encoder.layer[i], decoder.encoder.layer[j]
                 for name in ("attention", "intermediate", "output"):
                     getattr(target, name).load_state_dict(getattr(source, name).state_dict())
-        decoder.embeddings.word_embeddings = embeddings.word_embeddings  # one matrix: tied to the encoder's
-        return cls(decoder)
+        return cls(decoder, output=output)
 
     def input_embedding(self) -> nn.Embedding:
         if self.decoder.config.model_type == "bert":
@@ -117,5 +136,9 @@ class TargetDecoder(nn.Module):
                            past_key_values=past_key_values, use_cache=use_cache)
         return out.last_hidden_state, out.past_key_values
 
+    def output_weight(self) -> torch.Tensor:
+        """The output layer's V × d matrix: its own (untied) or the input embedding's (tied)."""
+        return self.input_embedding().weight if self.output_projection is None else self.output_projection.weight
+
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(hidden, self.input_embedding().weight) + self.final_logits_bias[0]
+        return nn.functional.linear(hidden, self.output_weight()) + self.final_logits_bias[0]

@@ -10,7 +10,10 @@ Forward pass of ``NuggetModel.encode`` for one batch:
    nuggets Z = X'W^V (eq. 4: a linear map, no bias);
 5. the decoder cross-attends to Z; s_j/sqrt(d_head) is added to every cross-attention logit of
    nugget j (residual connection, eq. 5), the scorer's only gradient path.
-``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline, §6.1.2).
+``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline, §6.1.2);
+``bottleneck: tokens`` passes every token state of the last layer (r = 1, no selection): the shared seq2seq
+model that ``initialize_from`` starts every demo NUGGET/TSDAE model from, as the paper starts from mBART
+(issue 18).
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ BACKBONE_DIR = "backbone"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 IGNORE_INDEX = -100
+# NuggetConfig fields a model must share with the model ``initialize_from`` starts it from: the encoder and
+# decoder structure and the target side (what the stored tensors and the target vocabulary mean).
+INIT_MUST_MATCH = ("encoder", "architecture", "objective", "max_target_tokens", "decoder_layers", "decoder_heads",
+                   "decoder_ffn", "decoder_init", "decoder_copy_layers", "decoder_output", "target_tokenizer",
+                   "target_vocab_size", "src_lang", "tgt_lang")
 # Seed of a tiny random "pretrained" encoder (smoke scale): fixed, not the training seed (see _backbone).
 TINY_BACKBONE_SEED = 0
 
@@ -119,7 +127,7 @@ class NuggetModel(nn.Module):
             if target_tokenizer.vocab_size > backbone.config.vocab_size:
                 raise ValueError(f"target vocabulary ({target_tokenizer.vocab_size}) exceeds mBART's "
                                  f"({backbone.config.vocab_size})")
-            self.decoder = TargetDecoder(backbone.model.decoder, backbone.final_logits_bias)
+            self.decoder = TargetDecoder(backbone.model.decoder, backbone.final_logits_bias, config.decoder_output)
         else:
             self.encoder = BertEncoderAdapter(backbone)
             if config.decoder_init == "encoder":
@@ -128,11 +136,12 @@ class NuggetModel(nn.Module):
                     raise ValueError(f"decoder_init 'encoder' shares the encoder's {backbone.config.vocab_size}-word "
                                      f"embedding, but the target vocabulary has {target_tokenizer.vocab_size}")
                 self.decoder = TargetDecoder.from_encoder(backbone, config.decoder_source_layers,
-                                                          config.decoder_dropout)
+                                                          config.decoder_dropout, config.decoder_output)
             else:
                 self.decoder = TargetDecoder.from_scratch(
                     self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
-                    config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout)
+                    config.decoder_layers, config.decoder_heads, config.decoder_ffn, config.decoder_dropout,
+                    config.decoder_output)
 
         for key in ("scorer_layer", "frozen_layers"):
             if (getattr(config, key) or 0) > self.encoder.num_layers:
@@ -244,17 +253,44 @@ class NuggetModel(nn.Module):
         return next(self.parameters()).device
 
     def new_parameter_names(self) -> set[str]:
-        """Parameters trained from scratch (scorer, type embeddings, W^V, the scratch decoder, the warm-started
-        decoder's cross-attentions)."""
+        """Parameters that learn a new job (``lr_scratch``): scorer, type embeddings, W^V and the whole demo
+        decoder, from scratch or warm-started from encoder layers. A warm-started decoder's copied layers must
+        learn causal next-token prediction through a new cross-attention: at the pretrained lr (1e-4) they
+        barely moved (issue 18). What ``initialize_from`` loaded is pretrained and is left out by the caller."""
         prefixes = ("scorer.", "type_embedding.", "value_projection.")
-        scratch_decoder = self.config.architecture != "mbart" and self.config.decoder_init == "scratch"
-        warm_decoder = self.config.architecture != "mbart" and self.config.decoder_init == "encoder"
+        demo_decoder = self.config.architecture != "mbart"
+        return {name for name, _ in self.named_parameters()
+                if name.startswith(prefixes) or (demo_decoder and name.startswith("decoder."))}
 
-        def is_new(name: str) -> bool:
-            if name.startswith(prefixes) or (scratch_decoder and name.startswith("decoder.")):
-                return True
-            return warm_decoder and name.startswith("decoder.") and ".crossattention." in name
-        return {name for name, _ in self.named_parameters() if is_new(name)}
+    def initialize_from(self, folder: str | os.PathLike) -> set[str]:
+        """Load the encoder and decoder of a saved model (the shared r = 1 seq2seq model, ``bottleneck: tokens``)
+        into this one; returns the loaded parameter names. The parts this model adds (scorer, e^n/e^o, W^V)
+        keep their initialisation. Refused, naming the folder and the keys, when the two models' structure or
+        target side differ, or when a stored tensor has no place here."""
+        from multivec.safe_loading import read_safetensors
+
+        folder = Path(folder)
+        if not (folder / CONFIG_FILE).exists():
+            raise FileNotFoundError(f"{folder / CONFIG_FILE} is missing: not a saved NUGGET model to start from")
+        base = read_json(folder / CONFIG_FILE)["model"]
+        mine = self.config.to_dict()
+        differ = [key for key in INIT_MUST_MATCH if base.get(key) != mine.get(key)]
+        if differ:
+            details = "; ".join(f"{k}={base.get(k)!r} there, {mine.get(k)!r} here" for k in differ)
+            raise ValueError(f"{folder}: cannot start from this model: {details}")
+        if self.target_tokenizer.vocab_size != read_json(folder / TARGET_TOKENIZER_DIR / "target_tokenizer.json")[
+                "vocab_size"]:
+            raise ValueError(f"{folder}: its target vocabulary differs from this model's (load its target_tokenizer/)")
+        tensors = read_safetensors(folder / WEIGHTS_FILE)
+        own = self.state_dict()
+        foreign = sorted(name for name in tensors if name not in own)
+        if foreign:
+            raise ValueError(f"{folder / WEIGHTS_FILE}: tensors with no place in this model: {foreign[:5]}")
+        shapes = [name for name, value in tensors.items() if tuple(value.shape) != tuple(own[name].shape)]
+        if shapes:
+            raise ValueError(f"{folder / WEIGHTS_FILE}: shapes differ from this model's for {shapes[:5]}")
+        self.load_state_dict(tensors, strict=False)
+        return {name for name, _ in self.named_parameters() if name in tensors}
 
     # -- tokens ----------------------------------------------------------------------------------
     def tokenize_sources(self, texts: Sequence[str], max_tokens: int | None = None) -> list[list[int]]:
@@ -330,6 +366,9 @@ class NuggetModel(nn.Module):
             hidden = enc.run_layer(i, hidden, layer_mask)
         hidden = enc.finalize(hidden)
 
+        if cfg.bottleneck == "tokens":  # every token state, in order (r = 1)
+            positions = torch.arange(hidden.shape[1], device=hidden.device).expand(hidden.shape[0], -1)
+            return Nuggets(hidden, token_mask, positions, None)
         if cfg.bottleneck == "mean":
             weights = token_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1, keepdim=True) / weights.sum(1, keepdim=True).clamp(min=1)
@@ -367,7 +406,7 @@ class NuggetModel(nn.Module):
 
     def describe(self) -> dict:
         """What produced an encoding (for info.json)."""
-        name = "nugget" if self.config.bottleneck == "nuggets" else "tsdae"
+        name = {"nuggets": "nugget", "mean": "tsdae", "tokens": "seq2seq"}[self.config.bottleneck]
         return {"encoder": name, "nugget_config": self.config.to_dict(), "dimension": self.encoder.hidden_size}
 
 

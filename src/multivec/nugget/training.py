@@ -17,12 +17,21 @@ eval mode, so without deletion noise a document's layer-l states never change du
 gets the same bits) and later epochs and dev evaluations run only the trainable top. It is used only when
 it cannot change the result beyond float rounding (``bottom_cache_applies``): no noise, the bottom frozen at
 least up to the scorer layer.
+
+Shared starting point (issue 18): with ``init_from`` (a saved ``bottleneck: tokens`` model, the r = 1 seq2seq
+trained once per objective) the encoder and decoder start from that model's weights and its target
+vocabulary; what it loaded trains at ``lr`` (pretrained), the parts it lacks at ``lr_scratch``.
+Sanity reference: ``unigram_nats`` is the dev loss of a unigram model of the targets (add-one smoothed
+training-target counts, the tokens the loss counts), stored in ``config.json`` (``derived``) so that a
+table can check that a model's best dev loss is below it (``multivec.nugget.gates``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -210,10 +219,23 @@ def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], no
     return input_ids, attention_mask, decoder_input_ids, labels, sentence_end_mask
 
 
-def parameter_groups(model: NuggetModel, cfg: TrainConfig) -> list[dict[str, Any]]:
-    """Pretrained parameters at ``lr``; those trained from scratch (scorer, e^n/e^o, W^V, demo decoder) at
-    ``lr_scratch``."""
-    scratch_names = model.new_parameter_names()
+def unigram_nats(model: NuggetModel, train: TokenizedPairs, dev: TokenizedPairs) -> float:
+    """Dev cross-entropy (nats per label token) of a unigram model of the targets: add-one smoothed counts of
+    the training targets' label tokens over the target vocabulary. Label tokens are what the loss counts:
+    every target token after the forced prefix, eos included."""
+    skip = len(model.target_tokenizer.prefix_ids)
+    counts = Counter(t for ids in train.targets for t in ids[skip:])
+    total = sum(counts.values()) + model.target_tokenizer.vocab_size
+    labels = [t for ids in dev.targets for t in ids[skip:]]
+    if not labels:
+        raise ValueError("no dev target tokens: cannot compute the unigram reference")
+    return -sum(math.log((counts[t] + 1) / total) for t in labels) / len(labels)
+
+
+def parameter_groups(model: NuggetModel, cfg: TrainConfig, loaded: set[str] = frozenset()) -> list[dict[str, Any]]:
+    """Pretrained parameters at ``lr``; those learning a new job (scorer, e^n/e^o, W^V, the demo decoder) at
+    ``lr_scratch``; ``loaded``: names ``NuggetModel.initialize_from`` loaded (pretrained, at ``lr``)."""
+    scratch_names = model.new_parameter_names() - set(loaded)
     pretrained, scratch = [], []
     for name, param in model.named_parameters():
         if param.requires_grad:
@@ -250,19 +272,24 @@ class NuggetTask(TrainingTask):
     throughput_unit = "tokens"  # real (non-padding, post-noise) source tokens
 
     def __init__(self, model_config: NuggetConfig, cfg: TrainConfig, train_rows: list[dict[str, str]],
-                 dev_rows: list[dict[str, str]] | None, cache_bottom: bool = True):
+                 dev_rows: list[dict[str, str]] | None, cache_bottom: bool = True,
+                 init_from: str | os.PathLike | None = None):
         self.model_config, self.cfg = model_config, cfg
+        self.init_from = None if init_from is None else str(init_from)
+        self.loaded: set[str] = set()
         # Frozen-bottom cache (module docstring): on whenever it cannot change the result.
         applies = cache_bottom and bottom_cache_applies(model_config)
         self.train_cache = BottomCache() if applies else None
         self.dev_cache = BottomCache() if applies else None
         self.train_rows, self.dev_rows = train_rows, dev_rows
-        self.name = "tsdae" if model_config.bottleneck == "mean" else "nugget"
+        self.name = {"nuggets": "nugget", "mean": "tsdae", "tokens": "seq2seq"}[model_config.bottleneck]
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
         # Target vocabulary: trained once on the training targets, reloaded on resumption and by other ranks.
         target_tokenizer = None
-        if self.model_config.target_tokenizer == "bpe":
+        if self.model_config.target_tokenizer == "bpe" and self.init_from is not None:
+            target_tokenizer = TargetTokenizer.load(Path(self.init_from) / TARGET_TOKENIZER_DIR)  # the base's vocabulary
+        elif self.model_config.target_tokenizer == "bpe":
             saved = Path(out_dir) / TARGET_TOKENIZER_DIR
             if not resuming and runtime.is_main:
                 targets = [r["target"] for r in self.train_rows]
@@ -270,6 +297,9 @@ class NuggetTask(TrainingTask):
             runtime.barrier()
             target_tokenizer = TargetTokenizer.load(saved)
         model = NuggetModel.from_backbone(self.model_config, target_tokenizer)
+        if self.init_from is not None:  # on resumption the engine then loads the checkpoint over it
+            self.loaded = model.initialize_from(self.init_from)
+            log.info("%s: %d parameter tensors start from %s", out_dir, len(self.loaded), self.init_from)
         self.model = model
         # Without a residual the scorer takes no part in the loss; DDP must be told.
         self.find_unused_parameters = model.scorer is not None and not self.model_config.residual
@@ -290,9 +320,13 @@ class NuggetTask(TrainingTask):
                         "decoder_start_id": model.target_tokenizer.eos_id,
                         "target_prefix_ids": model.target_tokenizer.prefix_ids,
                         "train_rows": len(self.train_rows), "dev_rows": len(self.dev_rows) if self.dev_rows else 0}
+        if self.dev_data is not None:
+            self.derived["unigram_nats"] = round(unigram_nats(model, self.train_data, self.dev_data), 6)
+            log.info("%s: a unigram model of the targets has dev loss %.4f nats per token (ln V = %.4f)", out_dir,
+                     self.derived["unigram_nats"], math.log(model.target_tokenizer.vocab_size))
 
     def run_config(self) -> dict[str, Any]:
-        return {"model": self.model_config.to_dict(), "derived": self.derived}
+        return {"model": self.model_config.to_dict(), "init": {"from": self.init_from}, "derived": self.derived}
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
         return epoch_batches(self.lengths, self.cfg.batch_size, self.cfg.seed, epoch, self.cfg.length_sorted)
@@ -310,15 +344,16 @@ class NuggetTask(TrainingTask):
                                      self.cfg.seed, runtime.autocast, self.dev_cache)}
 
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
-        return parameter_groups(self.model, cfg)
+        return parameter_groups(self.model, cfg, self.loaded)
 
 
 def train(model_config: NuggetConfig, train_config: TrainConfig, train_path: str | os.PathLike,
           dev_path: str | os.PathLike | None, out_dir: str | os.PathLike, *,
-          _interrupt_after: int | None = None) -> dict[str, Any]:
-    """Train (or resume training) NUGGET/TSDAE and return the training summary (see ``Trainer.fit``)."""
+          init_from: str | os.PathLike | None = None, _interrupt_after: int | None = None) -> dict[str, Any]:
+    """Train (or resume training) NUGGET/TSDAE and return the training summary (see ``Trainer.fit``);
+    ``init_from``: a saved model (the shared r = 1 seq2seq) whose encoder and decoder it starts from."""
     train_rows = read_pairs(train_path)
     dev_rows = read_pairs(dev_path) if dev_path is not None else None
-    task = NuggetTask(model_config, train_config, train_rows, dev_rows)
+    task = NuggetTask(model_config, train_config, train_rows, dev_rows, init_from=init_from)
     return train_task(task, train_config, out_dir, _interrupt_after=_interrupt_after)
 

@@ -73,6 +73,7 @@ class TrainConfig:
     length_sorted: bool = True  # batches of similar length (the task decides how)
     dev_batch_size: int | None = None  # None: batch_size
     max_minutes: float | None = None  # safety net: a run past it FAILS (checkpoint kept); None: no limit
+    eval_at_start: bool = False  # also evaluate before the first step (a metrics row at step 0)
 
     def __post_init__(self) -> None:
         for key in ("max_steps", "batch_size", "eval_every", "checkpoint_every", "grad_accumulation"):
@@ -364,6 +365,9 @@ class Trainer:
 
         steps_this_call = 0
         kill_step = kill_after_step()
+        if cfg.eval_at_start and state["step"] == 0 and not state["metrics"] and rt.is_main:
+            self._record_eval(state)  # the starting point's dev metrics (row "step 0"); it may stay the best
+            tick()
         model.train()
         batches = task.epoch_batches(state["epoch"])
         while state["step"] < cfg.max_steps:
