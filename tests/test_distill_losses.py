@@ -12,6 +12,7 @@ from multivec.distill.losses import (CCALoss, CosineDistanceLoss, MaxMarginalsLo
                                      StochasticDecorrelationLoss, contextual_loss, structural_loss)
 from multivec.distill.losses.cca import canonical_correlations
 from multivec.distill.projection import projection_head
+from multivec.distill.training import LossConfig
 
 
 def correlated_pair(n, rhos, extra=2, seed=0):
@@ -67,11 +68,27 @@ def test_sdl_is_near_zero_for_decorrelated_and_large_for_correlated_inputs():
     independent = torch.randn(4000, 8, generator=g)
     base = torch.randn(4000, 1, generator=g)
     correlated = base + 0.1 * torch.randn(4000, 8, generator=g)
-    low = float(StochasticDecorrelationLoss(8)(independent))
-    high = float(StochasticDecorrelationLoss(8)(correlated))
+    low = float(StochasticDecorrelationLoss(8, normalise=False)(independent))
+    high = float(StochasticDecorrelationLoss(8, normalise=False)(correlated))
     assert low < 0.2 * 8  # 56 off-diagonal entries, each ~ 1/sqrt(4000)
     assert high > 50  # every off-diagonal entry ~ 0.99
     assert high > 100 * low / 2
+
+
+def test_sdl_is_normalised_by_the_off_diagonal_count_by_default():
+    """Issue 19: the authors' code divides the SDL by k^2 - k; the thesis's plain sum is one setting away."""
+    g = torch.Generator().manual_seed(0)
+    batch = torch.randn(8, 16, generator=g) + torch.randn(8, 1, generator=g)
+    plain = float(StochasticDecorrelationLoss(16, normalise=False)(batch))
+    default = float(StochasticDecorrelationLoss(16)(batch))
+    assert default == pytest.approx(plain / (16 * 16 - 16), rel=1e-6)
+    assert 0 < default <= 1  # a mean of |correlations|
+    soft = SoftCCALoss(16, delta=0.03)
+    loss = soft(batch, batch.flip(0))
+    assert set(soft.last_terms) == {"soft_cca_mse", "sdl_student", "sdl_teacher"}
+    assert float(loss) == pytest.approx(soft.last_terms["soft_cca_mse"] + 0.03 * (
+        soft.last_terms["sdl_student"] + soft.last_terms["sdl_teacher"]), rel=1e-5)
+    assert LossConfig().sdl_normalise is True
 
 
 def _batch_norm(p):
@@ -81,7 +98,7 @@ def _batch_norm(p):
 def test_sdl_running_covariance_after_two_steps_by_hand():
     g = torch.Generator().manual_seed(3)
     p1, p2 = torch.randn(6, 3, generator=g), torch.randn(6, 3, generator=g)
-    sdl = StochasticDecorrelationLoss(3, alpha=0.95)
+    sdl = StochasticDecorrelationLoss(3, alpha=0.95, normalise=False)
     sdl(p1)
     second = sdl(p2)
     c1 = _batch_norm(p1).T @ _batch_norm(p1) / 6
@@ -103,7 +120,7 @@ def test_soft_cca_is_mse_plus_delta_times_both_sdls():
     g = torch.Generator().manual_seed(4)
     a, b = torch.randn(8, 4, generator=g), torch.randn(8, 4, generator=g)
     loss = SoftCCALoss(4, delta=0.03, alpha=0.95)(a, b)
-    sdl_a, sdl_b = StochasticDecorrelationLoss(4)(a), StochasticDecorrelationLoss(4)(b)
+    sdl_a, sdl_b = StochasticDecorrelationLoss(4)(a), StochasticDecorrelationLoss(4)(b)  # both normalised
     assert float(loss) == pytest.approx(float(((a - b) ** 2).mean() + 0.03 * (sdl_a + sdl_b)), rel=1e-5)
     with pytest.raises(ValueError, match="same shape"):
         SoftCCALoss(4)(a, b[:, :3])
@@ -141,15 +158,37 @@ def test_each_lambda_mask_combination(option):
     mask = torch.tensor([1.0, 0.0, 1.0, 0.0])
     lam = 0.25
     got = float(combine_losses(ls, lc, mask, option=option, lam=lam))
+    masked_mean = (1.0 + 3.0) / 2
     expected = {
+        "authors": (lam * 2 / 4) * masked_mean + (1 - lam * 2 / 4) * 10.0,  # lambda != 0.5: weighted
         "eq_3_1": sum(lam * m * s for m, s in zip(mask.tolist(), ls.tolist())) / 4 + 10.0,
         "convex": sum(lam * m * s + (1 - lam * m) * 10.0 for m, s in zip(mask.tolist(), ls.tolist())) / 4,
         "unweighted": (1.0 + 3.0) / 4 + 10.0,
     }[option]
     assert got == pytest.approx(expected)
-    # one side missing: the other alone
-    assert float(combine_losses(ls, None, mask, option=option, lam=lam)) == pytest.approx(1.0)
-    assert float(combine_losses(None, lc, mask, option=option, lam=lam)) == pytest.approx(10.0)
+    # one side missing: the other alone (the authors' code still weights it when lambda != 0.5)
+    alone_s = {"authors": lam * 2 / 4 * masked_mean}.get(option, 1.0)
+    alone_c = {"authors": (1 - lam) * 10.0}.get(option, 10.0)
+    assert float(combine_losses(ls, None, mask, option=option, lam=lam)) == pytest.approx(alone_s)
+    assert float(combine_losses(None, lc, mask, option=option, lam=lam)) == pytest.approx(alone_c)
+
+
+def test_authors_lambda_half_means_no_weighting_and_an_empty_mask_gives_no_structural_loss():
+    """Issue 19: the authors' final code applies no weighting at lambda = 0.5 (``weighting = lam != 0.5``):
+    L = masked mean of L_S + L_C; the old default (convex, 0.5) halved L_S."""
+    ls = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    lc = torch.tensor(10.0)
+    mask = torch.tensor([1.0, 0.0, 1.0, 0.0])
+    assert LossConfig().combination == "authors" and LossConfig().lam == 0.5
+    assert float(combine_losses(ls, lc, mask, option="authors", lam=0.5)) == pytest.approx(2.0 + 10.0)
+    assert float(combine_losses(ls, None, mask, option="authors", lam=0.5)) == pytest.approx(2.0)
+    assert float(combine_losses(None, lc, mask, option="authors", lam=0.5)) == pytest.approx(10.0)
+    convex = float(combine_losses(ls, lc, mask, option="convex", lam=0.5))
+    assert convex == pytest.approx((0.5 * 1 + 0.5 * 10 + 10 + 0.5 * 3 + 0.5 * 10 + 10) / 4)  # L_S halved
+    none_inside = combine_losses(ls, lc, torch.zeros(4), option="authors", lam=0.5)
+    assert float(none_inside) == pytest.approx(10.0)
+    none_inside.backward()
+    assert torch.count_nonzero(ls.grad) == 0  # no structural signal from a batch with no document inside the mask
 
 
 def test_bad_names_are_refused_with_the_key():

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from multivec.distill.student import Student, StudentConfig
-from multivec.distill.training import LossConfig, load_trained, train
+from multivec.distill.training import (DistillTask, LossConfig, TeacherMismatchError, aligned_embeddings,
+                                      embed_documents, load_trained, train)
 from multivec.io import write_jsonl
 from multivec.training import TrainConfig
 from multivec.training.engine import _Interrupted
@@ -110,10 +111,13 @@ def test_resumed_training_is_byte_identical_and_keeps_the_softcca_state(tmp_path
         sum(0.95 ** k for k in range(4)), rel=1e-6)  # 4 training steps of batch statistics
 
 
-def test_a_document_without_teacher_embedding_names_the_folder(tmp_path):
+def test_a_teacher_whose_ids_do_not_match_the_documents_names_both_files(tmp_path):
     docs = make_data(tmp_path)
     write_jsonl(tmp_path / "train.jsonl", docs + [{"id": "extra", "text": "a lone extra document"}])
-    with pytest.raises(KeyError, match="structural"):
+    with pytest.raises(TeacherMismatchError, match=r"structural does not match .*train\.jsonl.*'extra'"):
+        run(tmp_path, LossConfig())
+    write_jsonl(tmp_path / "train.jsonl", docs[1:])  # the teachers hold an id the documents lack
+    with pytest.raises(TeacherMismatchError, match=r"train\.jsonl: 1 ids that are not among them \(e\.g\. 'd0'\)"):
         run(tmp_path, LossConfig())
 
 
@@ -122,3 +126,96 @@ def test_malformed_documents_name_the_file(tmp_path):
     write_jsonl(tmp_path / "train.jsonl", [{"id": "x", "body": "no text"}])
     with pytest.raises(ValueError, match="train.jsonl"):
         run(tmp_path, LossConfig())
+
+
+def test_every_student_row_scores_the_pooled_state_not_a_head(tmp_path):
+    """Issue 19: a trained student is scored by its own embedding (the mean of its final hidden states, thesis
+    §3.3), as the untrained one is; the structural head (here 16-d) serves the loss only."""
+    docs = make_data(tmp_path)
+    run(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"))
+    meta = embed_documents(tmp_path / "train.jsonl", tmp_path / "embedded", model_dir=tmp_path / "model")
+    model = load_trained(tmp_path / "model")
+    assert meta["dimension"] == model.student.hidden_size != model.structural_dim
+    from multivec.distill.student import embed_texts
+
+    expected = embed_texts(model.student, [d["text"] for d in docs], batch_size=3)
+    ids, vectors, _ = embeddings.read_embeddings(tmp_path / "embedded")
+    assert np.allclose(np.asarray(vectors)[[ids.index(d["id"]) for d in docs]], expected, atol=1e-5)
+    assert meta["lengths"]["documents"] == len(docs) and "longer_than_structural_teacher" in meta["lengths"]
+
+
+def test_a_frozen_backbone_scores_exactly_the_untrained_student(tmp_path):
+    """Issue 19's sanity row: heads trained with the backbone frozen leave the scored embedding untouched."""
+    make_data(tmp_path)
+    cfg = TrainConfig(max_steps=3, batch_size=4, lr=1e-2, warmup_steps=1, eval_every=3, checkpoint_every=3,
+                      seed=3, threads=1, device="cpu")
+    student = tiny_student(freeze_backbone=True)
+    train(student, LossConfig(structural="cosine", contextual="soft_cca"), cfg, tmp_path / "train.jsonl",
+          tmp_path / "structural", tmp_path / "contextual", tmp_path / "frozen")
+    embed_documents(tmp_path / "train.jsonl", tmp_path / "frozen_eval", model_dir=tmp_path / "frozen")
+    embed_documents(tmp_path / "train.jsonl", tmp_path / "untrained_eval", student_config=tiny_student())
+    frozen, untrained = (embeddings.read_embeddings(tmp_path / f)[1] for f in ("frozen_eval", "untrained_eval"))
+    assert np.array_equal(np.asarray(frozen), np.asarray(untrained))
+    trained = load_trained(tmp_path / "frozen")
+    start, _ = _task(tmp_path / "start", LossConfig(structural="cosine", contextual="soft_cca"), student=student)
+    assert not torch.equal(trained.structural_head[0].weight, start.model.structural_head[0].weight)  # heads moved
+    for (name, weight), (_, initial) in zip(trained.student.state_dict().items(),
+                                            start.model.student.state_dict().items()):
+        assert torch.equal(weight, initial), name  # the backbone did not
+
+
+def _task(tmp_path, loss, student=None, **train_overrides):
+    tmp_path.mkdir(exist_ok=True)
+    docs = make_data(tmp_path)
+    cfg = TrainConfig(**{**dict(max_steps=4, batch_size=4, lr=1e-4, lr_scratch=1e-2, seed=3, threads=1,
+                                device="cpu", warmup_steps=1), **train_overrides})
+    ids = [d["id"] for d in docs]
+    task = DistillTask(student or tiny_student(), loss, cfg, docs, aligned_embeddings(tmp_path / "structural", ids),
+                       aligned_embeddings(tmp_path / "contextual", ids))
+    task.setup(tmp_path, None, resuming=False)
+    return task, cfg
+
+
+def test_backbone_and_heads_train_with_their_own_learning_rates(tmp_path):
+    """Issue 19: lr for the pretrained backbone, lr_scratch for the heads, in the optimizer actually used."""
+    from multivec.training.engine import make_optimizer
+
+    task, cfg = _task(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"))
+    optimizer = make_optimizer(task.parameter_groups(cfg), cfg)
+    by_id = {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
+    backbone = [p for p in task.model.student.parameters()]
+    heads = [p for name, module in task.model.heads() for p in module.parameters()]
+    assert backbone and heads and len(by_id) == len(backbone) + len(heads)
+    assert {by_id[id(p)] for p in backbone} == {1e-4} and {by_id[id(p)] for p in heads} == {1e-2}
+    task, cfg = _task(tmp_path, LossConfig(structural="cosine", contextual=None), lr_scratch=None)
+    assert {group["lr"] for group in make_optimizer(task.parameter_groups(cfg), cfg).param_groups} == {1e-4}
+
+
+def test_an_ls_only_run_never_batches_a_document_outside_the_length_mask(tmp_path):
+    """Issue 19: 28 of 60 demo steps had no document inside the mask (L_S = 0) while AdamW still moved the
+    weights. Documents without a loss signal are not batched in an L_S-only run (re-drawn batches)."""
+    task, _ = _task(tmp_path, LossConfig(structural="cosine", contextual=None, mask_max_tokens=30))
+    inside = {i for i, m in enumerate(task.mask) if m > 0}
+    assert 2 <= len(inside) < len(task.documents)
+    for epoch in range(3):
+        batches = task.epoch_batches(epoch)
+        assert batches and all(set(b) <= inside for b in batches)
+    assert task.derived["unbatched_without_signal"] == len(task.documents) - len(inside)
+    with pytest.raises(RuntimeError, match="without a loss signal"):  # the guard, should a batch ever come
+        outside = [i for i in range(len(task.documents)) if i not in inside][:2]
+        task.loss(task.model, task.make_batch(outside, None))
+    both, _ = _task(tmp_path, LossConfig(structural="cosine", contextual="soft_cca", mask_max_tokens=30))
+    assert sorted(i for b in both.epoch_batches(0) for i in b) == list(range(len(both.documents)))  # L_C: all
+
+
+def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_least_squares(tmp_path):
+    make_data(tmp_path)
+    run(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"), steps=4)
+    import csv
+
+    with open(tmp_path / "model" / "metrics.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    for term in ("structural", "contextual", "soft_cca_mse", "sdl_student", "sdl_teacher", "mask_share"):
+        assert all(row[f"train_{term}"] != "" for row in rows), term
+    start = json.loads((tmp_path / "model" / "config.json").read_text())["derived"]["structural_head_start"]
+    assert start["init"] == "lstsq" and start["r2"] > 0.5  # 12 documents, 32 inputs: the fit is near exact

@@ -8,8 +8,11 @@ content tokens are cut into pieces of ``chunk_tokens - 2``, each piece is encode
 tokens included (MiniLM's own mean pooling, extended across chunks). Its limit: no attention crosses a chunk
 boundary, so context longer than a chunk reaches the embedding only through the pooling.
 
-``Student.embed(texts)`` gives the pooled embeddings ([N, hidden]) in length-sorted batches;
-gradient checkpointing is the backbone's switch (``gradient_checkpointing: true``).
+The pooled state is the student's embedding (thesis §3.3: the mean of the final hidden states; the authors'
+``pooler_type: mean``): every student row of the tables scores it, trained or not; the projection heads of
+``multivec.distill.training`` exist only for the losses. ``embed_texts`` gives the pooled embeddings ([N, hidden])
+in length-sorted batches; gradient checkpointing is the backbone's switch (``gradient_checkpointing: true``);
+``freeze_backbone: true`` trains the heads alone (the sanity row, whose embedding must equal the untrained one).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from torch import nn
 
 from multivec.nugget.configuration import _from_dict
 
+HEAD_INITS = ("lstsq", "random")
+
 
 @dataclass
 class StudentConfig:
@@ -34,9 +39,17 @@ class StudentConfig:
     contextual_head: list[int] = field(default_factory=lambda: [128])  # student side of L_C
     teacher_head: list[int] = field(default_factory=lambda: [128])  # contextual teacher side (soft_cca, dcca)
     activation: str = "relu"
+    # The structural head's start: "lstsq" = the ridge least-squares map from the untrained student's embeddings
+    # of the training documents to the structural teacher's (multivec.distill.projection.least_squares_head);
+    # "random" = PyTorch's default initialisation.
+    structural_head_init: str = "lstsq"
+    freeze_backbone: bool = False  # the sanity row: only the heads train, so the embedding is the untrained one
     seed: int = 0  # initialisation of tiny random backbones and the heads
 
     def __post_init__(self) -> None:
+        if self.structural_head_init not in HEAD_INITS:
+            raise ValueError(f"distill.student.structural_head_init={self.structural_head_init!r}: expected one of "
+                             f"{', '.join(HEAD_INITS)}")
         if self.max_tokens < 1:
             raise ValueError(f"distill.student.max_tokens={self.max_tokens}: must be >= 1")
         if self.chunk_tokens is not None and self.chunk_tokens < 3:
@@ -75,7 +88,9 @@ class Student(nn.Module):
         self.tokenizer, backbone = load_encoder(config.backbone, seed=config.seed)
         self.tokenizer.model_max_length = 10**9  # documents are cut at max_tokens here, not by the tokenizer
         self.backbone = backbone.train()
-        if config.gradient_checkpointing:
+        if config.freeze_backbone:
+            self.backbone.requires_grad_(False)
+        if config.gradient_checkpointing and not config.freeze_backbone:
             self.backbone.gradient_checkpointing_enable()
         self.hidden_size = int(self.backbone.config.hidden_size)
         window = config.chunk_tokens or (config.max_tokens + 2)
@@ -121,7 +136,12 @@ class Student(nn.Module):
         inputs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
         if "global_attention_mask" in self._accepted:  # Longformer: no global attention (the thesis's choice)
             inputs["global_attention_mask"] = torch.zeros_like(batch.attention_mask)
-        states = self.backbone(**inputs).last_hidden_state  # [chunks, length, hidden]
+        if self.config.freeze_backbone:  # frozen: no dropout, no graph (the untrained student's embedding)
+            self.backbone.eval()
+            with torch.no_grad():
+                states = self.backbone(**inputs).last_hidden_state
+        else:
+            states = self.backbone(**inputs).last_hidden_state  # [chunks, length, hidden]
         weights = batch.attention_mask.unsqueeze(-1).to(states.dtype)
         chunk_sums = (states * weights).sum(dim=1)  # [chunks, hidden]
         chunk_counts = weights.sum(dim=1)  # [chunks, 1]
@@ -140,26 +160,38 @@ def length_sorted_order(lengths: Sequence[int]) -> list[int]:
     return sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
 
 
-def embed_texts(encode, student: Student, texts: Sequence[str], batch_size: int,
-                show_progress: bool = False) -> np.ndarray:
-    """Embeddings of ``texts`` ([N, d] float32, input order), in batches of similar length; ``encode`` maps
-    the student's pooled batch to the output embedding (the student alone, or with its structural head)."""
+def embed_texts(student: Student, texts: Sequence[str], batch_size: int, show_progress: bool = False) -> np.ndarray:
+    """The student's embeddings of ``texts`` (the pooled state, [N, hidden] float32, input order), in batches of
+    similar length."""
     from tqdm.auto import tqdm
 
     tokens = student.tokenize(texts)
     order = length_sorted_order([len(t) for t in tokens])
-    out: np.ndarray | None = None
+    out = np.zeros((len(texts), student.hidden_size), dtype=np.float32)
+    if not len(texts):
+        raise ValueError("embed_texts: no texts")
     was_training = student.training
     student.eval()
     with torch.inference_mode():
         for start in tqdm(range(0, len(order), batch_size), desc="embed", disable=not show_progress):
             rows = order[start:start + batch_size]
-            vectors = encode(student(student.collate([tokens[i] for i in rows]).to(student.device)))
-            vectors = vectors.float().cpu().numpy()
-            if out is None:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
+            out[rows] = student(student.collate([tokens[i] for i in rows]).to(student.device)).float().cpu().numpy()
     student.train(was_training)
-    if out is None:
-        raise ValueError("embed_texts: no texts")
     return out
+
+
+def length_report(student: Student, texts: Sequence[str], limits: dict[str, int]) -> dict[str, Any]:
+    """How many of ``texts`` are longer than each named limit (content tokens of the student's tokenizer, cut
+    at no length) and than the student's own ``max_tokens`` (those are truncated): counts and shares."""
+    lengths = [len(ids) for ids in student.tokenizer(list(texts), add_special_tokens=False,
+                                                     truncation=False)["input_ids"]]
+    n = max(1, len(lengths))
+    report: dict[str, Any] = {"documents": len(lengths), "max_length": max(lengths, default=0),
+                              "student_max_tokens": student.config.max_tokens,
+                              "truncated": sum(length > student.config.max_tokens for length in lengths)}
+    report["truncated_share"] = round(report["truncated"] / n, 4)
+    for name, limit in limits.items():
+        longer = sum(length > limit for length in lengths)
+        report[f"longer_than_{name}"] = longer
+        report[f"longer_than_{name}_share"] = round(longer / n, 4)
+    return report

@@ -44,14 +44,15 @@ CONFIG_FILE = "config.json"
 class LossConfig:
     structural: str | None = "cosine"  # mse | cosine | max_marginals | None (no L_S)
     contextual: str | None = "soft_cca"  # cca | soft_cca | dcca | None (no L_C)
-    combination: str = "convex"  # eq_3_1 | convex | unweighted (multivec.distill.combination)
-    lam: float = 0.5  # lambda of eq. 3.1
+    combination: str = "authors"  # authors | eq_3_1 | convex | unweighted (multivec.distill.combination)
+    lam: float = 0.5  # lambda of eq. 3.1 (authors: 0.5 means no weighting)
     gamma: float = 1.0  # max-marginals
     max_marginals_distance: str = "cosine"
     cca_top_k: int | None = None
     cca_regularization: float = 1e-3
     soft_cca_delta: float = 0.03
     sdl_alpha: float = 0.95
+    sdl_normalise: bool = True  # SDL divided by k^2 - k (the authors' code); false: the plain sum (thesis eq. 4.10)
     mask_max_tokens: int = 384  # structural teacher's input limit
     mask_tokenizer: str = "minilm"  # tokenizer counting the structural teacher's tokens
 
@@ -77,8 +78,11 @@ class LossConfig:
 
 
 class DistillModel(nn.Module):
-    """Student + heads + losses. ``embed_pooled(pooled)`` is the student's output embedding: the pooled
-    state through the structural head (which ends in the structural teacher's dimension)."""
+    """Student + heads + losses (the authors' StructuralContextualHead). The student's embedding is its pooled
+    state (``student(chunks)``), which every table row scores; the heads serve the losses only: the structural
+    head maps it to the structural teacher's dimension (a Linear when the two differ, started by
+    ``structural_head_init``), the contextual head projects it for L_C and the teacher head projects the
+    contextual teacher (soft_cca, dcca)."""
 
     def __init__(self, student_config: StudentConfig, loss_config: LossConfig, structural_dim: int,
                  contextual_dim: int):
@@ -97,13 +101,13 @@ class DistillModel(nn.Module):
             if loss_config.structural else None
         self.contextual_head = self.teacher_head = self.contextual_loss = None
         if loss_config.contextual:
-            self.contextual_head = projection_head(structural_dim, student_config.contextual_head,
-                                                   student_config.activation)
-            student_out = output_dim(structural_dim, student_config.contextual_head)
+            self.contextual_head = projection_head(hidden, student_config.contextual_head, student_config.activation)
+            student_out = output_dim(hidden, student_config.contextual_head)
             self.contextual_loss = contextual_loss(loss_config.contextual, dim=student_out,
                                                    top_k=loss_config.cca_top_k,
                                                    regularization=loss_config.cca_regularization,
-                                                   delta=loss_config.soft_cca_delta, alpha=loss_config.sdl_alpha)
+                                                   delta=loss_config.soft_cca_delta, alpha=loss_config.sdl_alpha,
+                                                   normalise=loss_config.sdl_normalise)
             if getattr(self.contextual_loss, "projects_teacher", False):  # soft_cca, dcca
                 self.teacher_head = projection_head(contextual_dim, student_config.teacher_head,
                                                     student_config.activation)
@@ -112,17 +116,29 @@ class DistillModel(nn.Module):
                     raise ValueError(f"distill.student: soft_cca needs projections of one width, but "
                                      f"contextual_head ends at {student_out} and teacher_head at {teacher_out}")
 
-    def embed_pooled(self, pooled: torch.Tensor) -> torch.Tensor:
-        return self.structural_head(pooled)
+    def heads(self) -> list[tuple[str, nn.Module]]:
+        """The modules trained from scratch (every part but the student's backbone)."""
+        return [(name, module) for name, module in self.named_children() if name != "student"]
 
     def forward(self, chunks, structural: torch.Tensor, contextual: torch.Tensor, mask: torch.Tensor):
-        output = self.embed_pooled(self.student(chunks))
-        ls = self.structural_loss(output, structural) if self.structural_loss is not None else None
-        lc = None
+        """(combined loss, {term: float}): L_S (masked mean), L_C and, for SoftCCA, its MSE and both SDLs."""
+        pooled = self.student(chunks)
+        terms: dict[str, float] = {"mask_share": float(mask.float().mean())}
+        ls = lc = None
+        if self.structural_loss is not None:
+            ls = self.structural_loss(self.structural_head(pooled), structural)
+            if mask.sum() > 0:
+                terms["structural"] = float((ls.detach() * mask).sum() / mask.sum())
         if self.contextual_loss is not None:
             teacher = self.teacher_head(contextual) if self.teacher_head is not None else contextual
-            lc = self.contextual_loss(self.contextual_head(output), teacher)
-        return combine_losses(ls, lc, mask, option=self.loss_config.combination, lam=self.loss_config.lam)
+            lc = self.contextual_loss(self.contextual_head(pooled), teacher)
+            terms["contextual"] = float(lc.detach())
+            terms.update({k: float(v) for k, v in getattr(self.contextual_loss, "last_terms", {}).items()})
+        loss = combine_losses(ls, lc, mask, option=self.loss_config.combination, lam=self.loss_config.lam)
+        return loss, terms
+
+
+LOSS_TERMS = ("structural", "contextual", "soft_cca_mse", "sdl_student", "sdl_teacher", "mask_share")
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -141,16 +157,32 @@ def read_documents(path: str | os.PathLike) -> list[dict[str, str]]:
     return rows
 
 
-def aligned_embeddings(folder: str | os.PathLike, ids: Sequence[str]) -> np.ndarray:
-    """The teacher's vectors of ``ids`` in that order; an id it lacks is an error naming the folder."""
+class TeacherMismatchError(ValueError):
+    """A teacher's embeddings do not cover exactly the training documents (names both files)."""
+
+
+def aligned_embeddings(folder: str | os.PathLike, ids: Sequence[str],
+                       documents_path: str | os.PathLike | None = None) -> np.ndarray:
+    """The vectors of ``folder`` (a teacher's or the untrained student's embeddings of the training documents)
+    for ``ids``, in that order. Its ids must be exactly the documents' ids: a missing or an extra id stops the
+    run, naming both the embeddings and the documents file (a teacher built from other documents)."""
     from multivec.distill.embeddings import read_embeddings
 
     teacher_ids, vectors, _ = read_embeddings(folder)
     index = {doc_id: row for row, doc_id in enumerate(teacher_ids)}
     missing = [doc_id for doc_id in ids if doc_id not in index]
-    if missing:
-        raise KeyError(f"{folder}: no embedding for {len(missing)} of {len(ids)} documents "
-                       f"(e.g. id {missing[0]!r}); rebuild the teacher's embeddings of these documents")
+    extra = sorted(set(index) - set(ids))
+    if missing or extra or len(teacher_ids) != len(index):
+        documents = documents_path if documents_path is not None else "the training documents"
+        detail = []
+        if missing:
+            detail.append(f"no embedding for {len(missing)} of its {len(ids)} documents (e.g. id {missing[0]!r})")
+        if extra:
+            detail.append(f"{len(extra)} ids that are not among them (e.g. {extra[0]!r})")
+        if len(teacher_ids) != len(index):
+            detail.append("repeated ids")
+        raise TeacherMismatchError(f"{folder} does not match {documents}: {'; '.join(detail)}. Rebuild the "
+                                   f"embeddings of {documents}")
     return np.asarray(vectors, dtype=np.float32)[[index[d] for d in ids]]
 
 
@@ -167,33 +199,65 @@ class DistillTask(TrainingTask):
     name = "distill"
     dev_metrics = ("dev_loss",)
     throughput_unit = "documents"
+    loss_terms = LOSS_TERMS
 
     def __init__(self, student_config: StudentConfig, loss_config: LossConfig, cfg: TrainConfig,
-                 documents: list[dict[str, str]], structural: np.ndarray, contextual: np.ndarray):
+                 documents: list[dict[str, str]], structural: np.ndarray, contextual: np.ndarray,
+                 student_start: np.ndarray | None = None):
         self.student_config, self.loss_config, self.cfg = student_config, loss_config, cfg
         self.documents, self.structural, self.contextual = documents, structural, contextual
+        self.student_start = student_start  # the untrained student's embeddings of the documents (lstsq start)
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
+        from multivec.distill.projection import initialise_structural_head
+        from multivec.distill.student import embed_texts
+
         self.model = DistillModel(self.student_config, self.loss_config, self.structural.shape[1],
                                   self.contextual.shape[1])
         texts = [d["text"] for d in self.documents]
         self.tokens = self.model.student.tokenize(texts)
         self.mask = length_mask(texts, self.loss_config.mask_tokenizer, self.loss_config.mask_max_tokens)
         self.lengths = [len(t) for t in self.tokens]
+        # L_S only: a document outside the mask carries no loss, so it is never batched (no step without signal)
+        self.batched = [i for i in range(len(self.documents))
+                        if self.loss_config.contextual is not None or self.mask[i] > 0]
+        if len(self.batched) < 2:
+            raise ValueError(f"distill: only {len(self.batched)} training documents fit the structural teacher's "
+                             f"{self.loss_config.mask_max_tokens} tokens (distill.loss.mask_max_tokens), and a run "
+                             "with L_S only trains on nothing else")
+        head_start = None
+        if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None:
+            start = self.student_start
+            if start is None:  # no cached embeddings given: compute them (same weights, eval mode)
+                start = embed_texts(self.model.student, texts, self.cfg.batch_size)
+            head_start = initialise_structural_head(self.model.structural_head, start, self.structural)
         self.derived = {"train_documents": len(self.documents), "structural_dim": int(self.structural.shape[1]),
                         "contextual_dim": int(self.contextual.shape[1]),
                         "student_hidden": self.model.student.hidden_size,
                         "mask_share": round(float(self.mask.mean()), 4),
+                        "batched_documents": len(self.batched),
+                        "unbatched_without_signal": len(self.documents) - len(self.batched),
                         "cut_share": round(float(np.mean([len(t) >= self.student_config.max_tokens
-                                                          for t in self.tokens])), 4)}
+                                                          for t in self.tokens])), 4),
+                        "structural_head_start": head_start}
 
     def run_config(self) -> dict[str, Any]:
         return {"model": {"student": self.student_config.to_dict(), "loss": self.loss_config.to_dict()},
                 "derived": self.derived}
 
+    def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
+        """The pretrained backbone at ``lr``, the heads (trained from scratch) at ``lr_scratch`` (or ``lr``)."""
+        heads = [(f"{name}.{p_name}", p) for name, module in self.model.heads()
+                 for p_name, p in module.named_parameters()]
+        backbone = [(f"student.{name}", p) for name, p in self.model.student.named_parameters()]
+        scratch = cfg.lr_scratch if cfg.lr_scratch is not None else cfg.lr
+        return [{"params": backbone, "lr": cfg.lr}, {"params": heads, "lr": scratch}]
+
     def epoch_batches(self, epoch: int) -> list[list[int]]:
-        batches = epoch_batches(self.lengths, self.cfg.batch_size, self.cfg.seed, epoch, self.cfg.length_sorted)
-        return [b for b in batches if len(b) >= 2]  # in-batch negatives and batch statistics need two documents
+        lengths = [self.lengths[i] for i in self.batched]
+        batches = epoch_batches(lengths, self.cfg.batch_size, self.cfg.seed, epoch, self.cfg.length_sorted)
+        # in-batch negatives and batch statistics need two documents
+        return [[self.batched[i] for i in b] for b in batches if len(b) >= 2]
 
     def make_batch(self, spec: list[int], generator: torch.Generator):
         device = self.model.student.device
@@ -201,8 +265,12 @@ class DistillTask(TrainingTask):
         return (chunks, torch.from_numpy(self.structural[spec]).to(device),
                 torch.from_numpy(self.contextual[spec]).to(device), torch.from_numpy(self.mask[spec]).to(device))
 
-    def loss(self, module, batch) -> tuple[torch.Tensor, int]:
-        return module(*batch), batch[0].n_documents
+    def loss(self, module, batch) -> tuple[torch.Tensor, int, dict[str, float]]:
+        if self.loss_config.contextual is None and float(batch[3].sum()) == 0:
+            raise RuntimeError("distill: a batch of an L_S-only run has no document inside the length mask; "
+                               "it would step AdamW without a loss signal")
+        loss, terms = module(*batch)
+        return loss, batch[0].n_documents, terms
 
     def evaluate(self, runtime: Runtime) -> dict[str, float] | None:
         return None  # no dev set: the last weights are the result (see docs/decisions.md)
@@ -226,12 +294,16 @@ class DistillTask(TrainingTask):
 def train(student_config: StudentConfig, loss_config: LossConfig, train_config: TrainConfig,
           documents_path: str | os.PathLike, structural_folder: str | os.PathLike,
           contextual_folder: str | os.PathLike, out_dir: str | os.PathLike, *,
+          student_folder: str | os.PathLike | None = None,
           _interrupt_after: int | None = None) -> dict[str, Any]:
-    """Train (or resume) the student; returns the engine's training summary."""
+    """Train (or resume) the student; returns the engine's training summary. ``student_folder``: the untrained
+    student's embeddings of the documents (the least-squares start of the structural head; computed when None)."""
     documents = read_documents(documents_path)
     ids = [d["id"] for d in documents]
+    start = aligned_embeddings(student_folder, ids, documents_path) if student_folder is not None else None
     task = DistillTask(student_config, loss_config, train_config, documents,
-                       aligned_embeddings(structural_folder, ids), aligned_embeddings(contextual_folder, ids))
+                       aligned_embeddings(structural_folder, ids, documents_path),
+                       aligned_embeddings(contextual_folder, ids, documents_path), start)
     return train_task(task, train_config, out_dir, _interrupt_after=_interrupt_after)
 
 
@@ -250,14 +322,17 @@ def load_trained(out_dir: str | os.PathLike) -> DistillModel:
 
 def embed_documents(documents_path: str | os.PathLike, out: str | os.PathLike, *,
                     model_dir: str | os.PathLike | None = None, student_config: StudentConfig | None = None,
-                    batch_size: int = 16, threads: int | None = None, device: str = "auto") -> dict[str, Any]:
-    """Embed ``{"id", "text"}`` documents with the trained student of ``model_dir`` (pooled state through its
-    structural head), or with the untrained student of ``student_config`` (pooled state only), into an
-    embeddings folder (``multivec.distill.embeddings``); returns its meta. ``device``: ``auto`` uses the
-    GPU a (SLURM) job was given, else the CPU."""
+                    batch_size: int = 16, threads: int | None = None, device: str = "auto",
+                    teacher_limit: int | None = None) -> dict[str, Any]:
+    """Embed ``{"id", "text"}`` documents with the student of ``model_dir`` (trained) or of ``student_config``
+    (untrained) into an embeddings folder (``multivec.distill.embeddings``); the embedding is the student's
+    pooled state either way (the heads serve the losses only). Returns its meta, which reports the documents
+    longer than the student's ``max_tokens`` (truncated) and, with ``teacher_limit`` (the structural teacher's
+    input limit in tokens with its two specials), those longer than the teacher's limit. ``device``: ``auto``
+    uses the GPU a (SLURM) job was given, else the CPU."""
     from multivec.distill.embeddings import write_embeddings
+    from multivec.distill.student import embed_texts, length_report
     from multivec.training.distributed import resolve_device
-    from multivec.distill.student import embed_texts
 
     if (model_dir is None) == (student_config is None):
         raise ValueError("embed_documents: give exactly one of model_dir (trained) or student_config (untrained)")
@@ -267,19 +342,21 @@ def embed_documents(documents_path: str | os.PathLike, out: str | os.PathLike, *
     texts = [d["text"] for d in documents]
     if model_dir is not None:
         model = load_trained(model_dir)
-        student, encode, name = model.student, model.embed_pooled, f"distilled student {Path(model_dir).name}"
-        config = model.student_config
+        student, name, config = model.student, f"distilled student {Path(model_dir).name}", model.student_config
+        if teacher_limit is None:
+            teacher_limit = model.loss_config.mask_max_tokens
     else:
-        student, encode, name, config = Student(student_config).eval(), (lambda x: x), "untrained student", \
-            student_config
-    if model_dir is not None:
-        model.to(resolve_device(device))
-    else:
-        student.to(resolve_device(device))
-    vectors = embed_texts(encode, student, texts, batch_size)
-    cut = float(np.mean([len(t) >= config.max_tokens for t in student.tokenize(texts)]))
+        student, name, config = Student(student_config).eval(), "untrained student", student_config
+    student.to(resolve_device(device))
+    vectors = embed_texts(student, texts, batch_size)
+    limits = {"structural_teacher": teacher_limit - 2} if teacher_limit else {}
+    lengths = length_report(student, texts, limits)
+    if lengths["truncated"]:
+        log.warning("%s: %d of %d documents are longer than the student's max_tokens=%d and were truncated "
+                    "(longest: %d tokens)", documents_path, lengths["truncated"], len(texts), config.max_tokens,
+                    lengths["max_length"])
     meta = {"model": name, "backbone": config.backbone, "dimension": int(vectors.shape[1]), "n": len(texts),
-            "truncated_share": round(cut, 4), "max_tokens": config.max_tokens, "chunk_tokens": config.chunk_tokens,
-            "documents": str(documents_path)}
+            "truncated_share": lengths["truncated_share"], "max_tokens": config.max_tokens,
+            "chunk_tokens": config.chunk_tokens, "lengths": lengths, "documents": str(documents_path)}
     write_embeddings(out, [d["id"] for d in documents], vectors, meta)
     return meta

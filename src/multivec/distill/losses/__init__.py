@@ -36,7 +36,7 @@ def structural_loss(name: str, *, gamma: float = 1.0, distance: str = "cosine") 
 
 
 def contextual_loss(name: str, *, dim: int, top_k: int | None = None, regularization: float = 1e-3,
-                    delta: float = 0.03, alpha: float = 0.95) -> nn.Module:
+                    delta: float = 0.03, alpha: float = 0.95, normalise: bool = True) -> nn.Module:
     """A batch-level contextual loss ``(student projection [B, k], teacher projection [B, k']) -> scalar``.
     ``dim``: the projections' width (SoftCCA's running covariances have that size)."""
     if name == "cca":
@@ -44,5 +44,5 @@ def contextual_loss(name: str, *, dim: int, top_k: int | None = None, regulariza
     if name == "dcca":
         return DCCALoss(top_k=top_k, regularization=regularization)
     if name == "soft_cca":
-        return SoftCCALoss(dim, delta=delta, alpha=alpha)
+        return SoftCCALoss(dim, delta=delta, alpha=alpha, normalise=normalise)
     raise ValueError(f"distill.loss.contextual={name!r}: expected one of {', '.join(CONTEXTUAL_LOSSES)}")
