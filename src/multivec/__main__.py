@@ -43,8 +43,22 @@ def _inspect_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rehearsal_mirror_arguments(parser: argparse.ArgumentParser) -> None:
+    from multivec.rehearsal.fixture_mirror import add_arguments
+
+    add_arguments(parser)
+
+
+def _rehearsal_mirror_run(args: argparse.Namespace) -> int:
+    from multivec.rehearsal.fixture_mirror import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "inspect": ("say what an artifact is: type, counts, schema, statistics, samples", _inspect_arguments, _inspect_run),
+    "rehearsal-mirror": ("write the rehearsal's fixture data mirror (upstream formats, tiny models, registry "
+                         "overlay) for config/rehearsal.yaml", _rehearsal_mirror_arguments, _rehearsal_mirror_run),
 }
 
 
