@@ -14,13 +14,14 @@ rule distill_student_train:
         documents=DISTILL_DOCUMENTS.format(split="train"),
         structural=lambda wc: distill_teacher("structural", "train"),
         contextual=lambda wc: distill_teacher("contextual", "train"),
+        start=distill_student_start,
     output:
         weights=f"{DISTILL_STUDENT_MODEL}/model.safetensors",
         config=f"{DISTILL_STUDENT_MODEL}/config.json",
         summary=f"{DISTILL_STUDENT_MODEL}/training_summary.json",
         metrics=f"{DISTILL_STUDENT_MODEL}/metrics.csv",
     params:
-        student=lambda wc: distill_student_config(wc.seed),
+        student=lambda wc: distill_student_config(wc.seed, wc.run),
         loss=lambda wc: distill_runs()[wc.run],
         train=lambda wc: distill_train_config(wc.seed),
     log:
@@ -49,6 +50,7 @@ rule distill_student_embed:
         folder=directory(DISTILL_STUDENT_EMBEDDINGS),
     params:
         batch_size=config["distill"]["student"]["embed_batch_size"],
+        teacher_limit=config["distill"]["loss"]["mask_max_tokens"],
     log:
         "logs/distill/embed_{run}_seed{seed}_{split}.log",
     benchmark:
@@ -76,12 +78,13 @@ rule distill_untrained_embed:
     params:
         student=distill_student_config(),
         batch_size=config["distill"]["student"]["embed_batch_size"],
+        teacher_limit=config["distill"]["loss"]["mask_max_tokens"],
     log:
         "logs/distill/embed_untrained_{split}.log",
     benchmark:
         "benchmarks/rules/distill/embed_untrained_{split}.tsv"
     wildcard_constraints:
-        split="eval_[a-z0-9_]+",
+        split="train|eval_[a-z0-9_]+",  # train: the least-squares start of the structural head
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],
@@ -156,11 +159,7 @@ rule distill_table:
         statistics=statistics_params(),
         comparisons=table_comparisons("distill_table"),
         claims=claims_params(),
-        note=lambda wc: (f"Scale {config['scale']}; student {config['distill']['student']['backbone']} "
-                         f"({config['distill']['train']['max_steps']} steps of batch "
-                         f"{config['distill']['train']['batch_size']} x {config['distill']['train'].get('grad_accumulation', 1)}, "
-                         f"seeds {', '.join(map(str, model_seeds('tables')))}); "
-                         f"combination {config['distill']['loss']['combination']} (lambda {config['distill']['loss']['lam']})."),
+        note=distill_note(),
     log:
         "logs/distill/table.log",
     benchmark:

@@ -9,6 +9,7 @@ DISTILL_STUDENT_MODEL = "models/distill/{run}/seed{seed}"
 DISTILL_STUDENT_EMBEDDINGS = "data/distill/student/{run}/seed{seed}/{split}"
 DISTILL_UNTRAINED_EMBEDDINGS = "data/distill/student/untrained/{split}"
 DISTILL_RUN_PATTERN = "l[sc]_[a-z_]+(\\+lc_[a-z_]+)?"
+FROZEN_SUFFIX = "_frozen"  # the sanity run: both losses, backbone frozen (its row must equal the untrained one)
 
 
 def distill_tasks():
@@ -22,19 +23,45 @@ def distill_task_files(task):
 
 
 def distill_runs():
-    """{run name: loss settings}: L_S only, then L_C only and both for each contextual loss."""
+    """{run name: loss settings}: L_S only, then L_C only and both for each contextual loss, and (runs.frozen)
+    both with the first contextual loss and the backbone frozen (run name ending in FROZEN_SUFFIX)."""
     loss, runs = config["distill"]["loss"], config["distill"]["runs"]
     out = {f"ls_{loss['structural']}": {**loss, "contextual": None}}
     for variant in runs["contextual_losses"]:
         out[f"lc_{variant}"] = {**loss, "structural": None, "contextual": variant}
         out[f"ls_{loss['structural']}+lc_{variant}"] = {**loss, "contextual": variant}
+    if runs.get("frozen", False):
+        variant = runs["contextual_losses"][0]
+        out[f"ls_{loss['structural']}+lc_{variant}{FROZEN_SUFFIX}"] = {**loss, "contextual": variant}
     return out
 
 
-def distill_student_config(seed=None):
-    """The student's settings; ``seed`` (a trained student's) initialises its heads, else the config seed."""
+def distill_student_config(seed=None, run=""):
+    """The student's settings; ``seed`` (a trained student's) initialises its heads, else the config seed; a
+    run named ...FROZEN_SUFFIX trains its heads only."""
     student = {k: v for k, v in config["distill"]["student"].items() if k != "embed_batch_size"}
-    return {**student, "seed": config["seed"] if seed is None else int(seed)}
+    return {**student, "seed": config["seed"] if seed is None else int(seed),
+            "freeze_backbone": str(run).endswith(FROZEN_SUFFIX)}
+
+
+def distill_student_start(wildcards):
+    """The untrained student's embeddings of the training documents: the least-squares start of the structural
+    head (distill.student.structural_head_init: lstsq); nothing for a random start or a run without L_S."""
+    loss = distill_runs()[wildcards.run]
+    if config["distill"]["student"].get("structural_head_init", "lstsq") != "lstsq" or not loss["structural"]:
+        return []
+    return [DISTILL_UNTRAINED_EMBEDDINGS.format(split="train")]
+
+
+def distill_note():
+    """The table's first line: scale, student, schedule, seeds and the loss combination."""
+    train, student, loss = config["distill"]["train"], config["distill"]["student"], config["distill"]["loss"]
+    return (f"Scale {config['scale']}; student {student['backbone']} reading up to {student['max_tokens']} tokens"
+            f"{' in chunks of ' + str(student['chunk_tokens']) if student.get('chunk_tokens') else ''} "
+            f"({train['max_steps']} steps of batch {train['batch_size']} x {train.get('grad_accumulation', 1)}, "
+            f"lr {train['lr']} backbone / {train.get('lr_scratch') or train['lr']} heads, "
+            f"seeds {', '.join(map(str, model_seeds('tables')))}); combination {loss['combination']} "
+            f"(lambda {loss['lam']}); the structural teacher reads {loss['mask_max_tokens']} tokens.")
 
 
 def distill_train_config(seed):
@@ -74,8 +101,10 @@ def distill_table_entries(seedset="tables"):
     for run, loss in distill_runs().items():
         for seed in model_seeds(seedset):
             entries.append({"name": f"student_{run}", "kind": "student", "seed": seed,
+                            "frozen": run.endswith(FROZEN_SUFFIX),
                             "model": config["distill"]["student"]["backbone"],
-                            "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x),
+                            "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x)
+                            + (" (backbone frozen)" if run.endswith(FROZEN_SUFFIX) else ""),
                             "summary": f"{DISTILL_STUDENT_MODEL.format(run=run, seed=seed)}/training_summary.json",
                             "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, seed=seed, split=f"eval_{t}")
                                            for t in tasks}})

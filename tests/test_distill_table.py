@@ -152,7 +152,7 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
     train(student, LossConfig(), cfg, tmp_path / "train.jsonl", tmp_path / "structural" / "train",
           tmp_path / "contextual" / "train", tmp_path / "model")
     meta = embed_documents(tmp_path / "eval_lee.jsonl", tmp_path / "student_eval", model_dir=tmp_path / "model")
-    assert meta["dimension"] == 16 and meta["n"] == 5
+    assert meta["dimension"] == 32 and meta["n"] == 5  # the student's own embedding, not the 16-d head
     untrained = embed_documents(tmp_path / "eval_lee.jsonl", tmp_path / "untrained_eval", student_config=student)
     assert untrained["dimension"] == 32  # the tiny backbone's hidden size, no head
     concatenate_embeddings([tmp_path / "structural" / "eval_lee", tmp_path / "contextual" / "eval_lee"],
@@ -164,7 +164,47 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
             {"name": "student", "kind": "student", "loss": "cosine+soft_cca", "seed": 13, "summary": tmp_path /
              "model" / "training_summary.json", "embeddings": {"lee": tmp_path / "student_eval"}}]
     table = build_rows(rows, ["lee"])
-    assert [r["dimension"] for r in table] == [16, 6, 22, 32, 16]
+    assert [r["dimension"] for r in table] == [16, 6, 22, 32, 32]
     assert table[-1]["train_minutes"] != ""
     measurements = embedding_measurements(rows, ["lee"], {"lee": {}}, evaluate_units=first_coordinate_units)
     assert [m.seed for m in measurements] == [None, None, None, None, 13]
+
+
+
+def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_reported(tmp_path):
+    """Issue 19's sanity row at smoke scale: heads trained on a frozen backbone, embedded by the rule's code,
+    hold exactly the untrained student's vectors; a differing row stops the table naming both folders."""
+    from multivec.distill.distill_table import SanityRowError, check_frozen_rows, length_lines
+
+    words = "news about rivers trees cities markets storms elections games music films".split()
+    rng = np.random.default_rng(2)
+    docs = [{"id": f"t{i}", "text": " ".join(rng.choice(words, size=int(rng.integers(5, 40))))} for i in range(12)]
+    evals = [{"id": f"e{i}", "text": " ".join(rng.choice(words, size=int(rng.integers(3, 50))))} for i in range(5)]
+    write_jsonl(tmp_path / "train.jsonl", docs)
+    write_jsonl(tmp_path / "eval_lee.jsonl", evals)
+    for side, dim in (("structural", 16), ("contextual", 6)):
+        embeddings.write_embeddings(tmp_path / side, [d["id"] for d in docs], rng.normal(size=(12, dim)),
+                                    {"model": side})
+    student = StudentConfig(backbone="tiny-random-bert", max_tokens=30, chunk_tokens=12, contextual_head=[4],
+                            teacher_head=[4])
+    frozen = StudentConfig(**{**student.to_dict(), "freeze_backbone": True})
+    cfg = TrainConfig(max_steps=3, batch_size=4, lr=1e-2, eval_every=3, checkpoint_every=3, threads=1, device="cpu")
+    train(frozen, LossConfig(), cfg, tmp_path / "train.jsonl", tmp_path / "structural", tmp_path / "contextual",
+          tmp_path / "frozen")
+    train(student, LossConfig(), cfg, tmp_path / "train.jsonl", tmp_path / "structural", tmp_path / "contextual",
+          tmp_path / "trained")
+    embed_documents(tmp_path / "eval_lee.jsonl", tmp_path / "frozen_eval", model_dir=tmp_path / "frozen")
+    embed_documents(tmp_path / "eval_lee.jsonl", tmp_path / "trained_eval", model_dir=tmp_path / "trained")
+    meta = embed_documents(tmp_path / "eval_lee.jsonl", tmp_path / "untrained_eval", student_config=student,
+                           teacher_limit=20)
+    rows = [{"name": "untrained", "kind": "untrained_student", "embeddings": {"lee": tmp_path / "untrained_eval"}},
+            {"name": "frozen", "kind": "student", "frozen": True, "embeddings": {"lee": tmp_path / "frozen_eval"}}]
+    assert check_frozen_rows(rows, ["lee"]) == 1
+    trained = [rows[0], {**rows[1], "embeddings": {"lee": tmp_path / "trained_eval"}}]
+    with pytest.raises(SanityRowError, match=r"trained_eval differs from .*untrained_eval"):
+        check_frozen_rows(trained, ["lee"])
+    lengths = meta["lengths"]
+    assert lengths["truncated"] == sum(len(e["text"].split()) > 30 for e in evals)  # one token a word here
+    assert lengths["longer_than_structural_teacher"] == sum(len(e["text"].split()) > 18 for e in evals)
+    lines = length_lines(rows, ["lee"])
+    assert lines[4].startswith(f"| lee | 5 | {lengths['max_length']} | {lengths['longer_than_structural_teacher']} (")

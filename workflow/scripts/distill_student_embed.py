@@ -17,5 +17,6 @@ weights = getattr(snakemake.input, "weights", None)  # noqa: F821
 meta = embed_documents(snakemake.input.documents, snakemake.output.folder,  # noqa: F821
                        model_dir=Path(weights).parent if weights else None,
                        student_config=None if weights else StudentConfig.from_dict(params.student),
-                       batch_size=params.batch_size, threads=snakemake.threads)  # noqa: F821
+                       batch_size=params.batch_size, threads=snakemake.threads,  # noqa: F821
+                       teacher_limit=params.teacher_limit)
 logging.getLogger("distill").info("done: %s", meta)

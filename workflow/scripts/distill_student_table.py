@@ -14,4 +14,4 @@ else:
     table = build_rows(params.entries, params.tasks)
     write_table(table, params.tasks, snakemake.input.units, params.comparisons, params.statistics,  # noqa: F821
                 snakemake.output.csv, snakemake.output.md, snakemake.output.tests, params.note,  # noqa: F821
-                claims_file=snakemake.input.claims, claims=params.claims)  # noqa: F821
+                claims_file=snakemake.input.claims, claims=params.claims, entries=params.entries)  # noqa: F821

@@ -25,6 +25,65 @@ ROW_KINDS = ("structural_teacher", "contextual_teacher", "teachers_concatenated"
              "student")
 
 
+class SanityRowError(ValueError):
+    """The frozen-backbone student's embeddings differ from the untrained student's (names both folders)."""
+
+
+def check_frozen_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> int:
+    """Every entry with ``"frozen": true`` (heads trained on a frozen backbone, issue 19's sanity row) must hold
+    exactly the untrained student's vectors on every task, else the scored vector is not the student's own
+    embedding; returns the number of (entry, task) pairs checked."""
+    from multivec.distill.embeddings import read_embeddings
+    from multivec.distill.table_statistics import entry_folder
+
+    untrained = [e for e in entries if e["kind"] == "untrained_student"]
+    checked = 0
+    for entry in (e for e in entries if e.get("frozen")):
+        if not untrained:
+            raise SanityRowError(f"distill table: row {entry['name']!r} has its backbone frozen but the table has "
+                                 "no untrained student to compare it with")
+        for task in tasks:
+            frozen_folder, reference = entry_folder(entry, task), entry_folder(untrained[0], task)
+            frozen_ids, frozen, _ = read_embeddings(frozen_folder)
+            ids, vectors, _ = read_embeddings(reference)
+            if list(frozen_ids) != list(ids) or not np.array_equal(np.asarray(frozen), np.asarray(vectors)):
+                raise SanityRowError(f"{frozen_folder} differs from {reference}: a student whose backbone was "
+                                     "frozen must embed exactly as the untrained one (is a head scored?)")
+            checked += 1
+    return checked
+
+
+def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[str]:
+    """Markdown lines: per task, how many documents are longer than the structural teacher's input limit and
+    than the student's ``max_tokens`` (truncated), from the untrained student's and the structural teacher's
+    embedding metas (``lengths``, ``truncated_share``)."""
+    from multivec.distill.embeddings import read_embeddings
+    from multivec.distill.table_statistics import entry_folder
+
+    student = next((e for e in entries if e["kind"] == "untrained_student"), None)
+    teacher = next((e for e in entries if e["kind"] == "structural_teacher"), None)
+    if student is None:
+        return []
+    lines = ["Documents longer than each model's input limit, per task (student tokens without specials; the "
+             "structural teacher's own count in brackets):", "",
+             "| task | documents | longest | > structural teacher | truncated by the student |", "|---|---|---|---|---|"]
+    for task in tasks:
+        meta = read_embeddings(entry_folder(student, task))[2]
+        lengths = meta.get("lengths") or {}
+        if not lengths:
+            continue
+        teacher_share = read_embeddings(entry_folder(teacher, task))[2].get("truncated_share") if teacher else None
+        over = lengths.get("longer_than_structural_teacher")
+        over_cell = (f"{over} ({100 * lengths['longer_than_structural_teacher_share']:.1f}%)" if over is not None
+                     else "")
+        if teacher_share is not None:
+            over_cell += f" [{100 * float(teacher_share):.1f}%]"
+        lines.append(f"| {task} | {lengths['documents']} | {lengths['max_length']} | {over_cell} | "
+                     f"{lengths['truncated']} ({100 * lengths['truncated_share']:.1f}%) of > "
+                     f"{lengths['student_max_tokens']} |")
+    return lines + [""]
+
+
 def concatenate_embeddings(folders: Sequence[str | os.PathLike], out: str | os.PathLike) -> None:
     """One embeddings folder whose vectors are the L2-normalised vectors of ``folders`` side by side (so that
     under cosine neither teacher outweighs the other by its scale); ids must agree (order may differ)."""
@@ -102,10 +161,12 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
                 comparisons: Sequence[dict[str, Any]] | None, statistics: dict[str, Any],
                 csv_path: str | os.PathLike, md_path: str | os.PathLike, tests_path: str | os.PathLike,
                 note: str = "", claims_file: str | os.PathLike | None = None,
-                claims: dict[str, Any] | None = None) -> None:
+                claims: dict[str, Any] | None = None, entries: Sequence[dict[str, Any]] = ()) -> None:
     """``results/distill_table.{csv,md}`` and ``_tests.csv``: ``table`` (``build_rows``) with every metric
     from the per-unit scores in ``units`` (seed mean, CI, seed SD), the declared comparisons, and the
-    verdicts of the claims on this table (``config/claims.yaml``, ``claims_params()``)."""
+    verdicts of the claims on this table (``config/claims.yaml``, ``claims_params()``). ``entries``
+    (``build_rows``'s input): the frozen-backbone row is checked against the untrained one
+    (``check_frozen_rows``) and the documents' lengths against each model's limit are reported."""
     import pandas as pd
 
     from multivec.distill.evaluation import METRICS
@@ -129,6 +190,12 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
         lines += [note, ""]
     lines += markdown_table(frame, ["row", "model", "loss", *metrics, "dimension", "n_seeds"], digits)
     lines += ["", statistics_note(stats, statistics["confidence"]), ""]
+    if entries:
+        frozen = check_frozen_rows(entries, tasks)
+        if frozen:
+            lines += [f"Sanity row: the student trained with its backbone frozen embeds exactly as the untrained "
+                      f"student on all {frozen} task(s) (checked vector by vector).", ""]
+        lines += length_lines(entries, tasks)
     tests = stats.markdown_tests()
     lines += (tests + [""]) if tests else []
     lines += claim_lines(claims_file, {"distill_table": units}, claims)
