@@ -29,9 +29,9 @@ rule overlap_audit:
 
 
 rule table1_tasks:
-    # NUGGET Table 1: queries, mean query and document length (whitespace tokens) per task.
+    # NUGGET Table 1: queries, mean query and document length (whitespace tokens), unknown-token share per task.
     input:
-        [f"{task_dir(task)}/{name}" for task in TASKS for name in ("docs.txt", "task.jsonl")],
+        [f"{task_dir(task)}/{name}" for task in TASKS for name in ("docs.txt", "task.jsonl", "meta.json")],
     output:
         csv=report("results/table1_tasks.csv", caption="../workflow/report/table1_tasks.rst", category="NUGGET"),
         md=report("results/table1_tasks.md", caption="../workflow/report/table1_tasks.rst", category="NUGGET"),

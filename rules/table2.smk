@@ -19,6 +19,8 @@ rule pi_task:
         settings=config["table2"]["pi"],
         max_tokens=config["table2"]["pi"]["document_tokens"],
         seed=config["seed"],
+        encoder=config["nugget"]["encoder"],  # whose tokenizer counts the unknown-token share
+        checks=config["data"],
     log:
         "logs/tasks/pi.log",
     benchmark:
@@ -44,6 +46,8 @@ rule rr_task:
     params:
         settings=config["table2"]["rr"],
         seed=config["seed"],
+        encoder=config["nugget"]["encoder"],  # its tokenizer's unknown token replaces WikiText's <unk>
+        checks=config["data"],
     log:
         "logs/tasks/rr.log",
     benchmark:

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from multivec.evaluation.table1 import PAPER_TABLE1, TABLE1_COLUMNS, assemble_table1, task_statistics, write_table1
+from multivec.evaluation.table1 import (PAPER_TABLE1, TABLE1_COLUMNS, assemble_table1, task_statistics,
+                                        unknown_tokens_of, write_table1)
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
 DOCS = {"q1": "one two three", "q2": "one two three four five", "a": "x y", "b": "x y z w", "c": "v"}
@@ -20,8 +21,10 @@ def test_statistics_of_a_fixture_task():
 
 
 def test_table_puts_the_paper_beside_ours(tmp_path):
+    unknown = {"pi": {"tokenizer": "minilm", "share": 0.0, "max_share": 0.01},
+               "rr": {"tokenizer": "minilm", "share": 0.0571, "max_share": 0.01}}
     df = assemble_table1({"pi": ("released", RankingTask(DOCS, QUERIES)),
-                          "rr": ("wikitext2", RankingTask(DOCS, QUERIES[:1]))})
+                          "rr": ("wikitext2", RankingTask(DOCS, QUERIES[:1]))}, unknown)
     assert list(df.columns) == TABLE1_COLUMNS
     assert df["task"].tolist() == ["PI", "RR"] and df.loc[1, "corpus"] == "WikiText-2 valid+test"
     assert df.loc[1, "n_queries"] == 1 and df.loc[1, "mean_document_tokens"] == 3.0
@@ -32,8 +35,13 @@ def test_table_puts_the_paper_beside_ours(tmp_path):
     write_table1(df, tmp_path / "t1.csv", tmp_path / "t1.md")
     back = pd.read_csv(tmp_path / "t1.csv")
     assert list(back.columns) == TABLE1_COLUMNS and back.loc[0, "mean_query_tokens"] == 4.0
-    assert "| PI | ParaBank (the paper's released dev set) | 2 | 4.0 | 2.3 | 3 | ParaBank | 1024 | 241.3 | 242.1 |" \
-        in (tmp_path / "t1.md").read_text()
+    md = (tmp_path / "t1.md").read_text()
+    assert ("| PI | ParaBank (the paper's released dev set) | 2 | 4.0 | 2.3 | 3 | 0.00% | minilm | no | ParaBank | 1024 "
+            "| 241.3 | 242.1 |") in md
+    assert "| 5.71% | minilm | yes |" in md  # RR above data.max_unknown_share
+    assert df["unknown_over_threshold"].tolist() == [False, True]
+    with pytest.raises(ValueError, match=r"rr/meta.json: no 'unknown_tokens' block"):
+        unknown_tokens_of({"counts": {}}, "rr/meta.json")
     with pytest.raises(ValueError, match="columns"):
         write_table1(df.drop(columns=["n_queries"]), tmp_path / "x.csv", tmp_path / "x.md")
 

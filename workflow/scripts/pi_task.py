@@ -1,7 +1,9 @@
 import os
 from dataclasses import asdict
 
+from multivec.data.unknown_tokens import check_unknown_share, unknown_share
 from multivec.io import check_minimum, write_meta
+from multivec.resources import load_tokenizer
 from multivec.tasks.paraphrase_identification import ParabankCounts, build_paraphrase_identification_task_from_file
 from multivec.tasks.ranking_task import RankingTask
 from multivec.workflow import rule_logging
@@ -27,7 +29,12 @@ with rule_logging(snakemake.log[0]) as log:
         counts = asdict(parabank)
     task.save(folder)
     counts.update(queries=task.n_queries, documents=len(task.used_document_ids()))
+    used = task.used_document_ids()
+    unknown = unknown_share([task.documents[d] for d in sorted(used)], load_tokenizer(snakemake.params.encoder),
+                            label=snakemake.params.encoder)
+    check_unknown_share("PI task", unknown, snakemake.params.checks["max_unknown_share"], folder, warnings)
     write_meta(folder, "pi_task", inputs, counts, warnings, source=settings["source"],
-               min_queries=settings.get("min_queries"))
+               min_queries=settings.get("min_queries"),
+               unknown_tokens={**unknown, "max_share": snakemake.params.checks["max_unknown_share"]})
     log.info("PI (%s): %d queries over %d documents", settings["source"], task.n_queries,
              len(task.used_document_ids()))

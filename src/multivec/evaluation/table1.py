@@ -7,6 +7,12 @@ document once, however many queries list it): on the paper's released PI dev set
 the published 242.1 (and the query mean its 241.3), while the mean over (query, candidate)
 pairs gives 246.4.
 
+``unknown_token_share``: the share of the task documents' tokens that are the encoder tokenizer's
+unknown token (``multivec.data.unknown_tokens``, read from each task's ``meta.json``; issue 18), with the
+tokenizer in ``unknown_tokenizer`` and whether it exceeds ``data.max_unknown_share`` in
+``unknown_over_threshold``. The paper's tasks read raw text (no ``<unk>``); the demo's RR reads
+tokenised WikiText-2, whose masked words no detokenisation restores.
+
 ``PAPER_TABLE1`` is copied from the paper's Table 1; it fills only the ``paper_*`` columns.
 """
 
@@ -32,8 +38,10 @@ SOURCE_LABELS = {"released": "ParaBank (the paper's released dev set)", "paraban
                  "wikitext2": "WikiText-2 valid+test", "wikitext103": "WikiText-103 train"}
 
 STATISTICS = ["n_queries", "mean_query_tokens", "mean_document_tokens"]
-TABLE1_COLUMNS = ["task", "corpus", *STATISTICS, "n_documents", "paper_corpus",
+UNKNOWN_COLUMNS = ["unknown_token_share", "unknown_tokenizer", "unknown_over_threshold"]
+TABLE1_COLUMNS = ["task", "corpus", *STATISTICS, "n_documents", *UNKNOWN_COLUMNS, "paper_corpus",
                   *(f"paper_{s}" for s in STATISTICS)]
+UNKNOWN_KEYS = ("tokenizer", "share", "max_share")  # of a task meta.json's "unknown_tokens"
 
 
 def whitespace_tokens(text: str) -> int:
@@ -55,12 +63,28 @@ def task_statistics(task: RankingTask) -> dict[str, Any]:
     }
 
 
-def assemble_table1(tasks: dict[str, tuple[str, RankingTask]]) -> pd.DataFrame:
-    """``tasks``: task name (``pi``/``rr``, any case) -> (its config source, e.g. ``wikitext2``, or a label; the task)."""
+def unknown_tokens_of(meta: dict, where: str) -> dict:
+    """The ``unknown_tokens`` block of a task's ``meta.json`` (``where`` names the file in errors)."""
+    block = meta.get("unknown_tokens")
+    if not isinstance(block, dict) or any(k not in block for k in UNKNOWN_KEYS):
+        raise ValueError(f"{where}: no 'unknown_tokens' block with {', '.join(UNKNOWN_KEYS)} (a task built before "
+                         f"issue 18 counted unknown tokens? rebuild it)")
+    return block
+
+
+def assemble_table1(tasks: dict[str, tuple[str, RankingTask]], unknown: dict[str, dict] | None = None) -> pd.DataFrame:
+    """``tasks``: task name (``pi``/``rr``, any case) -> (its config source, e.g. ``wikitext2``, or a label; the task).
+    ``unknown``: task name -> its ``meta.json`` ``unknown_tokens`` block (``unknown_tokens_of``); None leaves
+    the unknown-token columns empty."""
     records = []
     for name, (corpus, task) in tasks.items():
         paper = PAPER_TABLE1.get(name.upper(), {})
-        record = {"task": name.upper(), "corpus": SOURCE_LABELS.get(corpus, corpus), **task_statistics(task), "paper_corpus": paper.get("corpus")}
+        block = (unknown or {}).get(name)
+        shares = ({"unknown_token_share": float(block["share"]), "unknown_tokenizer": block["tokenizer"],
+                   "unknown_over_threshold": bool(block["share"] > block["max_share"])} if block is not None
+                  else dict.fromkeys(UNKNOWN_COLUMNS))
+        record = {"task": name.upper(), "corpus": SOURCE_LABELS.get(corpus, corpus), **task_statistics(task),
+                  **shares, "paper_corpus": paper.get("corpus")}
         record.update({f"paper_{s}": paper.get(s) for s in STATISTICS})
         records.append(record)
     return pd.DataFrame.from_records(records, columns=TABLE1_COLUMNS)
@@ -71,13 +95,19 @@ def _cell(value, column: str) -> str:
         return ""
     if column.endswith("_tokens"):
         return f"{float(value):.1f}"
+    if column == "unknown_token_share":
+        return f"{100 * float(value):.2f}%"
+    if column == "unknown_over_threshold":
+        return "yes" if value else "no"
     return str(int(value)) if column.endswith(("n_queries", "n_documents")) else str(value)
 
 
 def table1_markdown(df: pd.DataFrame) -> str:
     lines = ["# NUGGET Table 1: task statistics", "",
              "Queries, mean query length and mean document length (distinct candidate documents) in whitespace "
-             f"tokens; paper_*: {PAPER_SOURCE}.", "",
+             f"tokens; paper_*: {PAPER_SOURCE}. unknown_token_share: the share of the task documents' tokens "
+             "(unknown_tokenizer's) that are its unknown token; unknown_over_threshold: above data.max_unknown_share "
+             "(the build warned). The paper reads raw text, without unknown tokens.", "",
              "| " + " | ".join(TABLE1_COLUMNS) + " |", "|" + "|".join("---" for _ in TABLE1_COLUMNS) + "|"]
     for record in df.to_dict("records"):
         lines.append("| " + " | ".join(_cell(record[c], c) for c in TABLE1_COLUMNS) + " |")
