@@ -1,0 +1,67 @@
+"""Token pooling (Clavié et al. 2024, PyLate's pool_factor) at smoke scale: k = ceil(n·r) vectors per
+document as NUGGET keeps, k = n gives back the unpooled vectors, and the clustering is Ward's over the
+rows of the cosine-distance matrix, as PyLate runs it."""
+
+import numpy as np
+import pytest
+import torch
+
+from multivec.baselines.token_pooling import cluster_labels, nugget_counts, pool_documents, pool_tokens
+
+
+def _docs(seed=0, lengths=(1, 2, 7, 20, 33)):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(n, 16)).astype(np.float32) for n in lengths]
+
+
+@pytest.mark.parametrize("ratio", [0.05, 0.1, 0.15, 0.25, 0.3, 1.0])
+def test_k_vectors_per_document_as_nugget_selects(ratio):
+    from multivec.nugget.selection import nugget_counts as nugget_k
+
+    docs = _docs()
+    pooled = pool_documents(docs, ratio)
+    expected = nugget_k(torch.tensor([len(d) for d in docs]), ratio).tolist()
+    assert [len(p) for p in pooled] == expected == [nugget_counts(len(d), ratio) for d in docs]
+    assert all(p.shape[1] == 16 and p.dtype == np.float32 for p in pooled)
+
+
+def test_k_equal_n_returns_the_unpooled_vectors():
+    for doc in _docs(1):
+        assert np.array_equal(pool_tokens(doc, len(doc)), doc)
+    assert all(np.array_equal(p, d) for p, d in zip(pool_documents(_docs(2), 1.0), _docs(2)))
+
+
+def test_separated_groups_pool_to_their_means():
+    rng = np.random.default_rng(3)
+    a, b = np.eye(8)[0], np.eye(8)[1]
+    doc = np.stack([a + 0.01 * rng.normal(size=8) for _ in range(4)] + [b + 0.01 * rng.normal(size=8) for _ in range(3)]
+                   + [a + 0.01 * rng.normal(size=8)])
+    labels = cluster_labels(doc, 2)
+    assert labels.tolist() == [0, 0, 0, 0, 1, 1, 1, 0]  # numbered by first member; the last token rejoins group a
+    pooled = pool_tokens(doc, 2)
+    unit = doc / np.linalg.norm(doc, axis=1, keepdims=True)
+    assert np.allclose(pooled[0], unit[labels == 0].mean(0), atol=1e-6)
+    assert np.allclose(pooled[1], unit[labels == 1].mean(0), atol=1e-6)
+
+
+def test_clusters_are_pylates_ward_over_cosine_distance_rows():
+    """The same partition as Ward linkage over the rows of 1 - cos, cut with fcluster(maxclust) (PyLate)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    for doc in _docs(4, lengths=(12, 40)):
+        unit = doc / np.linalg.norm(doc, axis=1, keepdims=True)
+        reference = fcluster(linkage(1 - unit @ unit.T, method="ward"), t=5, criterion="maxclust")
+        ours = cluster_labels(doc, 5)
+        pairs = {(int(r), int(o)) for r, o in zip(reference, ours)}
+        assert len(pairs) == 5 == len(set(ours.tolist()))  # a one-to-one relabelling
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="0 token vectors"):
+        nugget_counts(0, 0.1)
+    with pytest.raises(ValueError, match="0 < r <= 1"):
+        nugget_counts(5, 0)
+    with pytest.raises(ValueError, match="1 <= k <= n"):
+        cluster_labels(np.ones((3, 2)), 4)
+    with pytest.raises(ValueError, match=r"\(n × d\)"):
+        pool_tokens(np.ones(3), 1)
