@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from multivec.baselines.token_pooling import cluster_labels, nugget_counts, pool_documents, pool_tokens
+from multivec.baselines.token_pooling import (cluster_labels, nugget_counts, pool_documents, pool_documents_at,
+                                             pool_tokens)
 
 
 def _docs(seed=0, lengths=(1, 2, 7, 20, 33)):
@@ -23,6 +24,19 @@ def test_k_vectors_per_document_as_nugget_selects(ratio):
     expected = nugget_k(torch.tensor([len(d) for d in docs]), ratio).tolist()
     assert [len(p) for p in pooled] == expected == [nugget_counts(len(d), ratio) for d in docs]
     assert all(p.shape[1] == 16 and p.dtype == np.float32 for p in pooled)
+
+
+def test_one_tree_serves_every_ratio():
+    docs = _docs(5)
+    at = pool_documents_at(docs, [0.1, 0.25])
+    for ratio in (0.1, 0.25):
+        assert all(np.array_equal(a, b) for a, b in zip(at[ratio], pool_documents(docs, ratio)))
+
+
+def test_tied_merges_still_give_exactly_k():
+    doc = np.repeat(np.eye(4, dtype=np.float32), 3, axis=0)  # 4 groups of 3 identical vectors: ties everywhere
+    for k in range(1, 13):
+        assert len(pool_tokens(doc, k)) == k
 
 
 def test_k_equal_n_returns_the_unpooled_vectors():

@@ -12,8 +12,8 @@ scored with the same MaxSim-mean (eq. 10) over the same candidates.
 What is clustered, as in PyLate: the token vectors are L2-normalised, their cosine-distance matrix
 ``D = 1 - X Xᵀ`` is formed, and Ward linkage (``scipy.cluster.hierarchy.linkage``) runs on the rows of
 ``D`` as observations (each token described by its distances to every token of the document). The
-dendrogram is cut into exactly k clusters (``cut_tree``; PyLate's ``fcluster(maxclust)`` may return
-fewer when merge heights tie). Each pooled vector is the mean of its cluster's normalised vectors;
+dendrogram is cut into exactly k clusters (``fcluster(maxclust)`` as PyLate, and ``cut_tree`` where
+tied merge heights leave fewer); one tree serves every ratio (``pool_documents_at``). Each pooled vector is the mean of its cluster's normalised vectors;
 clusters are ordered by their first token. Unlike PyLate, no token is protected from pooling (PyLate
 keeps the first, its [D] marker, outside the count): k counts every vector, as NUGGET's k does.
 With k = n nothing is merged and the unpooled vectors come back in their order.
@@ -37,10 +37,25 @@ def nugget_counts(n: int, ratio: float) -> int:
     return min(max(math.ceil(n * ratio - 1e-9), 1), n)
 
 
-def cluster_labels(vectors: np.ndarray, k: int) -> np.ndarray:
-    """Cluster id (0..k-1, numbered by first member) of each of the n rows of ``vectors``: Ward linkage over
-    the rows of the cosine-distance matrix, cut into exactly k clusters."""
-    from scipy.cluster.hierarchy import cut_tree, linkage
+def ward_tree(vectors: np.ndarray) -> np.ndarray:
+    """Ward linkage (scipy's matrix) over the rows of the cosine-distance matrix of ``vectors`` (n >= 2).
+    The tree does not depend on k: one tree serves every ratio."""
+    import warnings
+
+    from scipy.cluster.hierarchy import ClusterWarning, linkage
+
+    unit = _normalise(vectors)
+    with warnings.catch_warnings():
+        # The distance matrix's rows ARE the observations here (PyLate's recipe), which scipy's heuristic
+        # for a mistaken square distance matrix flags on symmetric inputs; nothing else is filtered.
+        warnings.simplefilter("ignore", ClusterWarning)
+        return linkage(1.0 - unit @ unit.T, method="ward")
+
+
+def cluster_labels(vectors: np.ndarray, k: int, tree: np.ndarray | None = None) -> np.ndarray:
+    """Cluster id (0..k-1, numbered by first member) of each of the n rows of ``vectors``: the Ward tree
+    (``ward_tree``, or ``tree`` when given) cut into exactly k clusters."""
+    from scipy.cluster.hierarchy import cut_tree, fcluster
 
     n = len(vectors)
     if not 1 <= k <= n:
@@ -49,19 +64,19 @@ def cluster_labels(vectors: np.ndarray, k: int) -> np.ndarray:
         return np.arange(n)
     if k == 1:
         return np.zeros(n, dtype=np.int64)
-    unit = _normalise(vectors)
-    distances = 1.0 - unit @ unit.T
-    tree = linkage(distances.astype(np.float64), method="ward")
-    raw = cut_tree(tree, n_clusters=k).reshape(-1)
-    first_seen = {label: i for i, label in reversed(list(enumerate(raw)))}
-    order = {label: rank for rank, label in enumerate(sorted(first_seen, key=first_seen.get))}
-    labels = np.array([order[label] for label in raw], dtype=np.int64)
-    if len(order) != k:
-        raise RuntimeError(f"cut_tree gave {len(order)} clusters, not {k}")
+    tree = ward_tree(vectors) if tree is None else tree
+    raw = fcluster(tree, t=k, criterion="maxclust")
+    if len(np.unique(raw)) != k:  # tied merge heights: fcluster stops short; cut_tree cuts exactly
+        raw = cut_tree(tree, n_clusters=k).reshape(-1)
+    _, first = np.unique(raw, return_index=True)
+    rank = {label: r for r, label in enumerate(raw[np.sort(first)])}
+    labels = np.array([rank[label] for label in raw], dtype=np.int64)
+    if len(rank) != k:
+        raise RuntimeError(f"the Ward tree was cut into {len(rank)} clusters, not {k}")
     return labels
 
 
-def pool_tokens(vectors: np.ndarray, k: int) -> np.ndarray:
+def pool_tokens(vectors: np.ndarray, k: int, tree: np.ndarray | None = None) -> np.ndarray:
     """The (k × d) pooled vectors of one document's (n × d) token vectors: the mean of each cluster's
     L2-normalised members (``cluster_labels``). k = n returns the vectors unchanged."""
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -69,7 +84,7 @@ def pool_tokens(vectors: np.ndarray, k: int) -> np.ndarray:
         raise ValueError(f"expected an (n × d) array of token vectors, got shape {vectors.shape}")
     if k == len(vectors):
         return vectors.copy()
-    labels = cluster_labels(vectors, k)
+    labels = cluster_labels(vectors, k, tree)
     unit = _normalise(vectors)
     pooled = np.zeros((k, vectors.shape[1]), dtype=np.float64)
     np.add.at(pooled, labels, unit)
@@ -79,7 +94,18 @@ def pool_tokens(vectors: np.ndarray, k: int) -> np.ndarray:
 
 def pool_documents(documents: Sequence[np.ndarray], ratio: float) -> list[np.ndarray]:
     """Every document's token vectors pooled to k = ceil(n·r) vectors (``nugget_counts``)."""
-    return [pool_tokens(v, nugget_counts(len(v), ratio)) for v in documents]
+    return pool_documents_at(documents, [ratio])[ratio]
+
+
+def pool_documents_at(documents: Sequence[np.ndarray], ratios: Sequence[float]) -> dict[float, list[np.ndarray]]:
+    """``pool_documents`` at several ratios, one Ward tree per document for all of them."""
+    out: dict[float, list[np.ndarray]] = {r: [] for r in ratios}
+    for vectors in documents:
+        counts = {r: nugget_counts(len(vectors), r) for r in ratios}
+        tree = ward_tree(vectors) if any(1 < k < len(vectors) for k in counts.values()) else None
+        for r, k in counts.items():
+            out[r].append(pool_tokens(vectors, k, tree))
+    return out
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
