@@ -50,25 +50,74 @@ def task_dir(task):
 
 SEED_PATTERN = "[0-9]+"  # a training seed in a path: models/.../seed<seed>/
 
+# The NUGGET/TSDAE model zoo (issue 18, multivec.nugget.zoo): every distinct (objective, r, scorer layer,
+# selector, feedback, seed) trains once, into models/nugget/<objective>/<variant>/seed<seed>/, and every
+# table and figure reads the folder it needs. Every model of an objective starts from that objective's
+# shared r = 1 seq2seq model (variant base_r1), trained once at the data seed (`seed`), as every model of
+# the paper starts from one mBART checkpoint.
+from multivec.nugget import zoo as _zoo
+
+ZOO_VARIANT_PATTERN = _zoo.VARIANT_PATTERN
+BASE_SEED = config["seed"]
+
+
+def zoo_dir(objective, variant, seed):
+    return _zoo.model_folder(objective, variant, seed)
+
+
+def zoo_files(objective, variant, seed):
+    d = zoo_dir(objective, variant, seed)
+    return {"weights": f"{d}/model.safetensors", "config": f"{d}/config.json",
+            "summary": f"{d}/training_summary.json", "metrics": f"{d}/metrics.csv"}
+
+
+def base_dir(objective):
+    """The shared r = 1 seq2seq model every model of `objective` starts from."""
+    return zoo_dir(objective, _zoo.BASE_VARIANT, BASE_SEED)
+
+
+def zoo_objective_settings(objective):
+    """NuggetConfig fields every zoo model of an objective shares: `nugget` + `nugget_analysis.model` +
+    `nugget_analysis.model_by_objective[objective]`."""
+    analysis = config["nugget_analysis"]
+    return {**config["nugget"], **analysis["model"], **analysis.get("model_by_objective", {}).get(objective, {}),
+            "objective": objective}
+
+
+def zoo_model_config(objective, variant, seed=None):
+    """NuggetConfig fields of one zoo model (r_sb variants keep ratio "r_sb" until train_nugget.py reads it)."""
+    return _zoo.zoo_settings(zoo_objective_settings(objective), variant, training_seed(seed),
+                             config["tsdae"]["noise_deletion"])
+
+
+def zoo_train_config(variant, seed=None):
+    """TrainConfig fields of a zoo model: `train` + `nugget_analysis.train` (+ `nugget_base.train` for the base)."""
+    settings = {**train_config(seed), **config["nugget_analysis"]["train"]}
+    if variant == _zoo.BASE_VARIANT:
+        settings.update(config["nugget_base"]["train"])
+    return settings
+
+
+def row_variant(row):
+    """The zoo variant of a Table 2 row: NUGGET at the `nugget` block's scorer layer, selector and feedback."""
+    if row["kind"] == "tsdae":
+        return _zoo.TSDAE_VARIANT
+    nugget = config["nugget"]
+    return _zoo.nugget_variant(row["ratio"], nugget["scorer_layer"], nugget["selector"], nugget["feedback"])
+
 
 def model_dir(row_name, seed):
-    """Folder of a trained row's model at one training seed, named by objective, ratio and variant."""
+    """Folder of a trained Table 2 row's model at one training seed (a zoo folder)."""
     row = ROWS[row_name]
-    if row["kind"] == "nugget":
-        return f"models/nugget/{row['objective']}_r{row['ratio']}/seed{seed}"
-    if row["kind"] == "tsdae":
-        return f"models/tsdae/{row['objective']}/seed{seed}"
-    raise ValueError(f"row {row_name!r} of kind {row['kind']!r} is not trained")
+    if row["kind"] not in TRAINED_KINDS:
+        raise ValueError(f"row {row_name!r} of kind {row['kind']!r} is not trained")
+    return zoo_dir(row["objective"], row_variant(row), seed)
 
 
 def model_files(row_name, seed):
-    d = model_dir(row_name, seed)
-    return {
-        "weights": f"{d}/model.safetensors",
-        "config": f"{d}/config.json",
-        "summary": f"{d}/training_summary.json",
-        "metrics": f"{d}/metrics.csv",
-    }
+    row = ROWS[row_name]
+    model_dir(row_name, seed)  # refuses untrained rows
+    return zoo_files(row["objective"], row_variant(row), seed)
 
 
 def trained_row_names():
@@ -134,8 +183,9 @@ def shares_frozen_bottom(row_name):
     row = ROWS[row_name]
     if not config["table2"]["share_frozen_bottom"] or row["kind"] != "nugget":
         return False
-    frozen = nugget_model_config(row["objective"], row["ratio"]).get("frozen_layers")
-    return frozen is None or frozen >= config["nugget"]["scorer_layer"]
+    settings = nugget_model_config(row["objective"], row["ratio"])
+    frozen = settings.get("frozen_layers")
+    return frozen is None or frozen >= settings["scorer_layer"]
 
 
 def frozen_bottom_config():
@@ -228,8 +278,10 @@ def training_seed(seed):
 
 
 def nugget_model_config(objective, ratio, seed=None):
-    """NuggetConfig fields for one NUGGET row: the shared `nugget` block + objective, ratio and training seed."""
-    return {**config["nugget"], "objective": objective, "ratio": ratio, "seed": training_seed(seed)}
+    """NuggetConfig fields of the zoo's NUGGET model at ratio r (the `nugget` block's l, selector, feedback)."""
+    nugget = config["nugget"]
+    return zoo_model_config(objective, _zoo.nugget_variant(ratio, nugget["scorer_layer"], nugget["selector"],
+                                                           nugget["feedback"]), seed)
 
 
 def train_config(seed=None):
@@ -239,10 +291,7 @@ def train_config(seed=None):
 
 def tsdae_model_config(objective, seed=None):
     """TSDAE: the same encoder-decoder with a single mean-pooled vector and deletion noise."""
-    settings = nugget_model_config(objective, 1.0, seed)
-    settings.update(bottleneck="mean", residual=False, feedback=False, frozen_layers=-1,
-                    noise_deletion=config["tsdae"]["noise_deletion"])
-    return settings
+    return zoo_model_config(objective, _zoo.TSDAE_VARIANT, seed)
 
 
 _TRAINED_RUN = "(?:" + "|".join(re.escape(n) for n in trained_row_names()) + f")/seed{SEED_PATTERN}"
@@ -267,38 +316,36 @@ def audit_inputs():
     return sorted({f for spec in [*AUDIT_CORPORA.values(), *AUDIT_TASKS.values()] for f in spec["files"]})
 
 
-# NUGGET beyond Table 2 (rules/nugget_long.smk): the same models trained longer (`nugget_analysis`).
+# NUGGET beyond Table 2 (figures, Table 3, Table 4): the zoo's models, as Table 2's.
 LONG_RATIOS = [str(r) for r in config["nugget_analysis"]["ratios"]]
 LONG_OBJECTIVES = config["nugget_analysis"]["objectives"]
 
 
+def long_variant(ratio):
+    """The zoo variant of Fig. 4's model at ratio r (0: the one-vector TSDAE model)."""
+    if float(ratio) == 0:
+        return _zoo.TSDAE_VARIANT
+    nugget = config["nugget"]
+    return _zoo.nugget_variant(ratio, nugget["scorer_layer"], nugget["selector"], nugget["feedback"])
+
+
 def long_model_dir(objective, ratio, seed):
-    """Folder of a longer-trained model at one training seed; ratio "0" is the one-vector (mean bottleneck) model."""
-    return f"models/nugget_long/{objective}_r{ratio}/seed{seed}"
+    """The zoo folder of the figures' model at (objective, ratio); ratio "0" is the one-vector (TSDAE) model."""
+    return zoo_dir(objective, long_variant(ratio), seed)
 
 
 def long_model_files(objective, ratio, seed):
-    d = long_model_dir(objective, ratio, seed)
-    return {
-        "weights": f"{d}/model.safetensors",
-        "config": f"{d}/config.json",
-        "summary": f"{d}/training_summary.json",
-        "metrics": f"{d}/metrics.csv",
-    }
+    return zoo_files(objective, long_variant(ratio), seed)
 
 
 def long_model_config(objective, ratio, seed=None):
-    """NuggetConfig fields of a longer-trained model: Table 2's row config + `nugget_analysis.model`
-    + `nugget_analysis.model_by_objective[objective]`."""
-    r = float(ratio)
-    base = tsdae_model_config(objective, seed) if r == 0 else nugget_model_config(objective, r, seed)
-    analysis = config["nugget_analysis"]
-    return {**base, **analysis["model"], **analysis.get("model_by_objective", {}).get(objective, {})}
+    """NuggetConfig fields of the figures' model at (objective, ratio) (a zoo model)."""
+    return zoo_model_config(objective, long_variant(ratio), seed)
 
 
 def long_train_config(seed=None):
-    """TrainConfig fields of the longer-trained models: `train` + `nugget_analysis.train`."""
-    return {**train_config(seed), **config["nugget_analysis"]["train"]}
+    """TrainConfig fields of every zoo model but the base: `train` + `nugget_analysis.train`."""
+    return zoo_train_config("any", seed)
 
 
 def long_rows():

@@ -19,6 +19,8 @@ DISTILL_GENSIM = {
     "lee_background": "data/raw/gensim/lee_background.cor",
     "gensim_enwiki": GENSIM_ENWIKI,
     "debian_reference": raw("debian_reference", "pairs.jsonl"),
+    # paper scale: WikiText-103's training articles (the Wikipedia half of the thesis's corpus; docs/decisions.md)
+    "wikitext103": "data/extracted/wikitext103_raw/wikitext-103-raw/wiki.train.raw",
 }
 
 

@@ -1,27 +1,36 @@
-# NUGGET (Qin & Van Durme 2023) and its TSDAE baseline: one rule trains one model.
-# Training resumes from <model>/checkpoint/ if a previous run was killed. Every model is trained at
-# one training seed ({seed}: statistics.seeds), which sits in its folder and its model/train config.
+# NUGGET (Qin & Van Durme 2023) and its TSDAE baseline: ONE model zoo (issue 18, multivec.nugget.zoo).
+# Every distinct (objective, r, scorer layer, selector, feedback, seed) trains once, by this one rule, into
+# models/nugget/<objective>/<variant>/seed<seed>/; Table 2, Figs. 4-8 and 11, Table 3 (its AE models) and
+# Table 4 read the folders they need (rules/common.smk: model_dir, long_model_dir; ablation_model_dir).
+# Every model of an objective starts from that objective's shared r = 1 seq2seq model (variant base_r1,
+# seed = the data seed), as the paper starts every model from mBART; the base itself starts from the
+# pretrained encoder. Training resumes from <model>/checkpoint/ if a previous run was killed.
+
+
+def zoo_train_inputs(wildcards):
+    inputs = {"train": corpus(wildcards.objective, "train"), "dev": corpus(wildcards.objective, "dev")}
+    if wildcards.variant != _zoo.BASE_VARIANT:
+        inputs["init"] = f"{base_dir(wildcards.objective)}/model.safetensors"
+    if wildcards.variant.startswith("rsb_"):  # Table 4's r_sb rows: the measured share is the ratio
+        inputs["sentence_share"] = SENTENCE_SHARE
+    return inputs
 
 
 rule train_nugget:
     input:
-        train=lambda wc: corpus(wc.objective, "train"),
-        dev=lambda wc: corpus(wc.objective, "dev"),
+        unpack(zoo_train_inputs),
     output:
-        weights="models/nugget/{objective}_r{ratio}/seed{seed}/model.safetensors",
-        config="models/nugget/{objective}_r{ratio}/seed{seed}/config.json",
-        summary="models/nugget/{objective}_r{ratio}/seed{seed}/training_summary.json",
-        metrics="models/nugget/{objective}_r{ratio}/seed{seed}/metrics.csv",
+        **zoo_files("{objective}", "{variant}", "{seed}"),
     params:
-        model=lambda wc: nugget_model_config(wc.objective, float(wc.ratio), wc.seed),
-        train=lambda wc: train_config(wc.seed),
+        model=lambda wc: zoo_model_config(wc.objective, wc.variant, wc.seed),
+        train=lambda wc: zoo_train_config(wc.variant, wc.seed),
     log:
-        "logs/train/nugget_{objective}_r{ratio}_seed{seed}.log",
+        "logs/train/nugget/{objective}/{variant}/seed{seed}.log",
     benchmark:
-        "benchmarks/rules/train/nugget_{objective}_r{ratio}_seed{seed}.tsv"
+        "benchmarks/rules/train/nugget/{objective}/{variant}/seed{seed}.tsv"
     wildcard_constraints:
         objective="ae|mt",
-        ratio="[0-9.]+",
+        variant=ZOO_VARIANT_PATTERN,
         seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
@@ -34,31 +43,28 @@ rule train_nugget:
         "../workflow/scripts/train_nugget.py"
 
 
-rule train_tsdae:
+rule nugget_base_gate:
+    # Sanity gates of the shared r = 1 model (issue 18): it must reconstruct (AE) the first dev documents at
+    # BLEU >= nugget_base.gate.min_bleu, and its best dev loss must be below the unigram entropy of its targets.
     input:
-        train=lambda wc: corpus(wc.objective, "train"),
         dev=lambda wc: corpus(wc.objective, "dev"),
+        **zoo_files("{objective}", _zoo.BASE_VARIANT, BASE_SEED),
     output:
-        weights="models/tsdae/{objective}/seed{seed}/model.safetensors",
-        config="models/tsdae/{objective}/seed{seed}/config.json",
-        summary="models/tsdae/{objective}/seed{seed}/training_summary.json",
-        metrics="models/tsdae/{objective}/seed{seed}/metrics.csv",
+        "results/nugget_base/{objective}_gate.json",
     params:
-        model=lambda wc: tsdae_model_config(wc.objective, wc.seed),
-        train=lambda wc: train_config(wc.seed),
+        gate=config["nugget_base"]["gate"],
     log:
-        "logs/train/tsdae_{objective}_seed{seed}.log",
+        "logs/nugget_base/{objective}_gate.log",
     benchmark:
-        "benchmarks/rules/train/tsdae_{objective}_seed{seed}.tsv"
+        "benchmarks/rules/nugget_base/{objective}_gate.tsv"
     wildcard_constraints:
         objective="ae|mt",
-        seed=SEED_PATTERN,
-    threads: rule_resources("train")["threads"]
+    threads: rule_resources("encode")["threads"]
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
     conda:
-        "../envs/train.yaml"
+        "../envs/eval.yaml"
     script:
-        "../workflow/scripts/train_nugget.py"
+        "../workflow/scripts/nugget_base_gate.py"

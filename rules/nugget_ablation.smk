@@ -1,7 +1,7 @@
 # NUGGET Table 4 (§7.1): ablations of the scorer layer l, the feedback and the selector, plus a random
 # selector the paper lacks; MT objective, r = 0.1, the longer training regime of `nugget_analysis`.
-# NUGGET (l = 3) is models/nugget_long/mt_r0.1/seed<seed> (rules/nugget_long.smk); the others train into
-# models/nugget_ablation/<name>/seed<seed>/. Each row is encoded and ranked with Table 2's evaluation, at
+# Every row is a model of the zoo (rules/nugget.smk; NUGGET (l = 3) is Table 2's MT r = 0.1 model), read
+# through ablation_model_dir. Each row is encoded and ranked with Table 2's evaluation, at
 # each training seed; the table averages statistics.seeds.tables with CIs over queries (units_nugget_table4).
 # Helpers: rules/nugget_ablation_common.smk.
 
@@ -26,37 +26,6 @@ rule sentence_final_share:
         "../envs/train.yaml"
     script:
         "../workflow/scripts/nugget_ablation_share.py"
-
-
-rule train_nugget_ablation:
-    input:
-        train=corpus("mt", "train"),
-        dev=corpus("mt", "dev"),
-        sentence_share=lambda wc: SENTENCE_SHARE if ablation_uses_sentence_share(wc.name) else [],
-    output:
-        weights="models/nugget_ablation/{name}/seed{seed}/model.safetensors",
-        config="models/nugget_ablation/{name}/seed{seed}/config.json",
-        summary="models/nugget_ablation/{name}/seed{seed}/training_summary.json",
-        metrics="models/nugget_ablation/{name}/seed{seed}/metrics.csv",
-    params:
-        model=lambda wc: ablation_model_config(wc.name, wc.seed),
-        train=lambda wc: long_train_config(wc.seed),
-    log:
-        "logs/train/nugget_ablation_{name}_seed{seed}.log",
-    benchmark:
-        "benchmarks/rules/train/nugget_ablation_{name}_seed{seed}.tsv"
-    wildcard_constraints:
-        name="|".join(re.escape(n) for n in ABLATION_TRAINED) or "(?!)",
-        seed=SEED_PATTERN,
-    threads: rule_resources("train")["threads"]
-    resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
-    conda:
-        "../envs/train.yaml"
-    script:
-        "../workflow/scripts/train_nugget.py"
 
 
 rule encode_nugget_ablation:

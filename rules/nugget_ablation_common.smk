@@ -1,6 +1,6 @@
 # Path helpers and config look-ups of NUGGET Table 4's ablations (rules/nugget_ablation.smk).
-# NUGGET (l = 3) is models/nugget_long/mt_r0.1/seed<seed>; every other row trains into
-# models/nugget_ablation/<name>/seed<seed>/.
+# Every row is a model of the zoo (rules/nugget.smk): NUGGET (l = 3) is the MT r = 0.1 model of Table 2 and
+# Fig. 4, and rows whose settings coincide (smoke: l = 6, 9 map to l = 3) read one folder.
 from multivec.nugget.configuration import SENTENCE_RATIO as _SENTENCE_RATIO
 from multivec.nugget.configuration import NuggetConfig as _NuggetConfig
 from multivec.nugget.configuration import ablation_config as _ablation_config
@@ -8,12 +8,12 @@ from multivec.nugget.configuration import ablation_settings as _ablation_setting
 
 ABLATION_ROWS = config["nugget_ablation"]["rows"]
 ABLATION_LAYERS = {int(paper): ours for paper, ours in config["nugget_ablation"]["layers"].items()}
-ABLATION_DEFAULT = "nugget_l3"  # the model of models/nugget_long/mt_r0.1
+ABLATION_DEFAULT = "nugget_l3"  # the zoo's MT r = 0.1 model (Table 2, Fig. 4)
 SENTENCE_SHARE = "data/built/corpora/translation/sentence_final_share.json"
 
 
 def ablation_base(seed=None):
-    """NuggetConfig fields every ablation starts from: those of the longer-trained MT r = 0.1 model."""
+    """NuggetConfig fields every ablation starts from: those of the zoo's MT r = 0.1 model."""
     return long_model_config("mt", "0.1", seed)
 
 
@@ -22,28 +22,33 @@ def ablation_model_config(name, seed=None):
     return _ablation_settings(name, ablation_base(seed), layers=ABLATION_LAYERS)
 
 
-# Fail before any job: every row must build, and NUGGET (l = 3) must be the reused model's config.
+def ablation_variant(name):
+    """The zoo variant of a Table 4 row."""
+    return _zoo.variant_of(ablation_model_config(name))
+
+
+# Fail before any job: every row must build, and NUGGET (l = 3) must be the zoo's MT r = 0.1 model.
 for _name in ABLATION_ROWS:
     _ablation_config(_name, ablation_base(), layers=ABLATION_LAYERS)
-if (_ablation_config(ABLATION_DEFAULT, ablation_base(), layers=ABLATION_LAYERS).to_dict()
-        != _NuggetConfig.from_dict(ablation_base()).to_dict()):
-    raise ValueError("nugget_ablation: NUGGET (l = 3) must be models/nugget_long/mt_r0.1, but the Table 4 defaults "
-                     "(MT, r = 0.1, learned selector, feedback, frozen bottom = l, nugget_ablation.layers['3']) "
-                     "differ from that model's config (nugget + nugget_analysis.model)")
+if ablation_variant(ABLATION_DEFAULT) != long_variant("0.1"):
+    raise ValueError("nugget_ablation: NUGGET (l = 3) must be the MT r = 0.1 model of Table 2 and Fig. 4, but the "
+                     "Table 4 defaults (MT, r = 0.1, learned selector, feedback, nugget_ablation.layers['3']) name "
+                     f"{ablation_variant(ABLATION_DEFAULT)}, not {long_variant('0.1')}")
+for _name in ABLATION_ROWS:
+    _zoo_settings = zoo_model_config("mt", ablation_variant(_name))
+    _row_settings = ablation_model_config(_name)
+    if _zoo_settings != _row_settings:
+        _diff = sorted(k for k in set(_zoo_settings) | set(_row_settings) if _zoo_settings.get(k) != _row_settings.get(k))
+        raise ValueError(f"nugget_ablation row {_name!r}: its settings differ from the zoo model "
+                         f"{ablation_variant(_name)} in {_diff}")
 
 
 def ablation_model_dir(name, seed):
-    if name == ABLATION_DEFAULT:
-        return long_model_dir("mt", "0.1", seed)
-    return f"models/nugget_ablation/{name}/seed{seed}"
+    return zoo_dir("mt", ablation_variant(name), seed)
 
 
 def ablation_model_files(name, seed):
-    if name == ABLATION_DEFAULT:
-        return long_model_files("mt", "0.1", seed)
-    d = ablation_model_dir(name, seed)
-    return {"weights": f"{d}/model.safetensors", "config": f"{d}/config.json",
-            "summary": f"{d}/training_summary.json", "metrics": f"{d}/metrics.csv"}
+    return zoo_files("mt", ablation_variant(name), seed)
 
 
 def ablation_uses_sentence_share(name):
@@ -65,7 +70,6 @@ def ablation_encoding_inputs(wildcards):
     return inputs
 
 
-ABLATION_TRAINED = [n for n in ABLATION_ROWS if n != ABLATION_DEFAULT]
 register_stat_table("nugget_table4", "nugget", rows=ABLATION_ROWS, metrics=["PI", "RR"])
 
 

@@ -1,5 +1,5 @@
 # NUGGET §5.1-5.2 (Qin & Van Durme 2023): Fig. 4 (reconstruction BLEU vs r), Fig. 5 (which tokens
-# become nuggets) and Fig. 6 (a document shaded by its scores), from the models of rules/nugget_long.smk.
+# become nuggets) and Fig. 6 (a document shaded by its scores), from the zoo's models (rules/nugget.smk).
 # Decoding and scoring run the models: GPU resources at paper scale (`resources.encode`).
 
 FIGS = config["nugget_analysis"]
@@ -16,6 +16,12 @@ FIGURE_SEED = model_seeds("tables")[0]
 
 from multivec.nugget.analysis.selected_tokens import SHARE_METRICS as _SHARE_METRICS
 
+def figure_model_inputs(wildcards):
+    """The dev corpus and the zoo model of (objective, ratio, seed)."""
+    return {"dev": corpus(wildcards.objective, "dev"),
+            **long_model_files(wildcards.objective, wildcards.ratio, wildcards.seed)}
+
+
 register_stat_table("nugget_fig4", "nugget", rows=long_rows(), metrics=["BLEU"])
 register_stat_table("nugget_fig5", "nugget", rows=LONG_OBJECTIVES, metrics=_SHARE_METRICS)
 
@@ -23,8 +29,7 @@ register_stat_table("nugget_fig5", "nugget", rows=LONG_OBJECTIVES, metrics=_SHAR
 rule nugget_fig4_decode:
     # Beam search from the nuggets of every dev document (§5.1), hypotheses and corpus BLEU.
     input:
-        dev=lambda wc: corpus(wc.objective, "dev"),
-        **long_model_files("{objective}", "{ratio}", "{seed}"),
+        unpack(figure_model_inputs),
     output:
         hypotheses="results/nugget_analysis/bleu/{objective}_r{ratio}/seed{seed}.jsonl",
         bleu="results/nugget_analysis/bleu/{objective}_r{ratio}/seed{seed}.json",
@@ -144,8 +149,7 @@ rule nugget_fig5:
 rule nugget_fig5_documents:
     # Per dev document of Fig. 5: every source token's type and whether the model selected it.
     input:
-        dev=lambda wc: corpus(wc.objective, "dev"),
-        **long_model_files("{objective}", "{ratio}", "{seed}"),
+        unpack(figure_model_inputs),
     output:
         "results/nugget_analysis/selected_tokens/{objective}_r{ratio}/seed{seed}.jsonl",
     params:

@@ -176,6 +176,8 @@ rule table2:
         # descriptive columns (vectors, queries, truncation, steps) from the first tables seed
         evaluations=table2_evaluations(model_seeds("tables")[:1]),
         summaries=[model_files(name, model_seeds("tables")[0])["summary"] for name in trained_row_names()],
+        # sanity gates of the shared r = 1 models the trained rows start from (rules/nugget.smk)
+        base_gates=sorted({f"results/nugget_base/{ROWS[name]['objective']}_gate.json" for name in trained_row_names()}),
         units=units_path("table2", "tables"),
         claims=claims_file(),
         overlap="results/overlap.csv",  # the train/test overlap audit must pass (rules/audit.smk)

@@ -12,7 +12,8 @@ import torch
 
 from multivec.nugget.configuration import ConfigError, NuggetConfig
 from multivec.nugget.modeling import NuggetModel
-from multivec.nugget.training import TokenizedPairs, TrainConfig, parameter_groups, train, unigram_nats
+from multivec.nugget.training import (TokenizedPairs, TrainConfig, parameter_groups, train, unigram_nats,
+                                     unigram_output_bias)
 
 TEXTS = ["the cat sat on the mat.", "a small dog ran near the red house and the big tree."]
 WARM = dict(decoder_init="encoder", target_tokenizer="source", decoder_copy_layers=[0, 1])
@@ -104,14 +105,15 @@ def test_initialize_from_loads_encoder_and_decoder_and_keeps_new_parts(tmp_path)
         NuggetModel.from_backbone(config(objective="mt")).initialize_from(tmp_path / "base")
 
 
-def test_unigram_reference_is_the_smoothed_unigram_cross_entropy():
+def test_unigram_reference_is_the_dev_targets_unigram_entropy_and_bias_init_predicts_it():
     model = NuggetModel.from_backbone(config())
     prefix = model.target_tokenizer.prefix_ids
-    train_pairs = TokenizedPairs([[1]], [prefix + [5, 5, 6]])
-    dev_pairs = TokenizedPairs([[1]], [prefix + [5, 7]])
+    dev_pairs = TokenizedPairs([[1], [1]], [prefix + [5, 7], prefix + [5, 5]])
+    assert unigram_nats(model, dev_pairs) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    bias = unigram_output_bias(model, dev_pairs)[0]
     vocab = model.target_tokenizer.vocab_size
-    expected = -(math.log(3 / (3 + vocab)) + math.log(1 / (3 + vocab))) / 2
-    assert unigram_nats(model, train_pairs, dev_pairs) == pytest.approx(expected)
+    assert float(bias[5]) == pytest.approx(math.log(4 / (4 + vocab)), rel=1e-5)
+    assert float(bias[9]) == pytest.approx(math.log(1 / (4 + vocab)), rel=1e-5)
 
 
 def test_training_records_step_zero_and_the_unigram_reference(tmp_path):
@@ -120,7 +122,7 @@ def test_training_records_step_zero_and_the_unigram_reference(tmp_path):
     rows = [{"id": str(i), "source": t, "target": t} for i, t in enumerate(TEXTS * 4)]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    summary = train(config(), TrainConfig(max_steps=2, batch_size=4, eval_every=2, checkpoint_every=2,
+    summary = train(config(output_bias_init="unigram"), TrainConfig(max_steps=2, batch_size=4, eval_every=2, checkpoint_every=2,
                                           eval_at_start=True), path, path, tmp_path / "model")
     metrics = (tmp_path / "model" / "metrics.csv").read_text().splitlines()
     assert metrics[1].startswith("0,") and len(metrics) == 3

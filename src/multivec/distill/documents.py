@@ -6,8 +6,9 @@ Every document set is a JSONL file of ``{"id", "text"}`` rows. Built here:
 
 - ``train.jsonl``: English text that no evaluation task uses — gensim's ``lee_background.cor``
   (300 news documents), gensim's Wikipedia sample (one document per article) and the Debian
-  Reference English side (one document per chapter); long documents are cut at paragraph
-  boundaries into pieces of at most ``max_words`` words. ``lee.cor``, the polarity sentences and
+  Reference English side (one document per chapter); at paper scale WikiText-103's training articles
+  (``wikitext103``: the English-Wikipedia half of the thesis's corpus that is reachable; docs/decisions.md);
+  long documents are cut at paragraph boundaries into pieces of at most ``max_words`` words. ``lee.cor``, the polarity sentences and
   the PI/RR documents are never read for training; ``check_no_overlap`` fails the build if an
   evaluation document's text also occurs in the training documents.
 - ``eval_<task>.jsonl`` and the task's gold folder ``eval_<task>/``:
@@ -31,7 +32,7 @@ from multivec.io import EmptyOutputError, MalformedInputError, iter_lines, write
 log = logging.getLogger(__name__)
 
 EVAL_TASKS = ("lee", "polarity", "pi", "rr")
-TRAIN_SOURCES = ("lee_background", "gensim_enwiki", "debian_reference")
+TRAIN_SOURCES = ("lee_background", "gensim_enwiki", "debian_reference", "wikitext103")
 POLARITY_LABELS = {"__label__neg": 0, "__label__pos": 1}
 LEE_SIZE = 50
 
@@ -86,7 +87,7 @@ def _grouped(paragraphs: Iterable, key=lambda p: p.doc) -> Iterator[tuple[str, l
 def training_documents(sources: dict[str, str], max_words: int | None) -> list[dict]:
     """``{"id", "text"}`` rows from the training sources: ``{source name: path}`` with names from
     ``TRAIN_SOURCES``."""
-    from multivec.data.corpora import debian_reference_paragraphs, enwiki_dump_paragraphs
+    from multivec.data.corpora import debian_reference_paragraphs, enwiki_dump_paragraphs, wikitext_paragraphs
     from multivec.data.documents import slug
 
     unknown = set(sources) - set(TRAIN_SOURCES)
@@ -98,6 +99,8 @@ def training_documents(sources: dict[str, str], max_words: int | None) -> list[d
             grouped = ((f"{n:03d}", [line]) for n, line in enumerate(read_latin1_lines(path)))
         elif name == "gensim_enwiki":
             grouped = ((slug(title), texts) for title, texts in _grouped(enwiki_dump_paragraphs(path)))
+        elif name == "wikitext103":  # paper scale: WikiText-103's training articles (detokenised)
+            grouped = ((slug(title), texts) for title, texts in _grouped(wikitext_paragraphs(path, "wikitext103")))
         else:
             grouped = ((slug(doc), texts) for doc, texts in _grouped(debian_reference_paragraphs(path)))
         before = len(rows)

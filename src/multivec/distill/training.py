@@ -226,7 +226,9 @@ class DistillTask(TrainingTask):
                              f"{self.loss_config.mask_max_tokens} tokens (distill.loss.mask_max_tokens), and a run "
                              "with L_S only trains on nothing else")
         head_start = None
-        if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None:
+        has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
+        if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None \
+                and has_linear:
             start = self.student_start
             if start is None:  # no cached embeddings given: compute them (same weights, eval mode)
                 start = embed_texts(self.model.student, texts, self.cfg.batch_size)

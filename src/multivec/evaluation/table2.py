@@ -34,7 +34,10 @@ PAPER_TABLE2: list[dict[str, Any]] = [
 ]
 
 TABLE2_COLUMNS = ["row", "model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI", "paper_RR",
-                  "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps"]
+                  "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "best_dev_loss", "unigram_nats",
+                  "gate"]
+# best_dev_loss / unigram_nats / gate: the sanity gate of a trained row (multivec.nugget.gates, issue 18): its
+# best dev loss must be below the unigram entropy of its dev targets; "ok" or "FAILED: ..." naming the numbers.
 # No wall-clock column: the table is byte-identical across runs of the same seed; training minutes are
 # in each model's training_summary.json and the rules' benchmark files.
 INPUT_COLUMNS = [c for c in TABLE2_COLUMNS if not c.startswith("paper_")]
@@ -81,6 +84,13 @@ def assemble_table2(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=TABLE2_COLUMNS)
 
 
+def with_gates(record: dict[str, Any], gate: dict[str, Any] | None) -> dict[str, Any]:
+    """A row's record with its sanity-gate columns (``multivec.nugget.gates.dev_loss_gate``; None: untrained)."""
+    if gate is None:
+        return record
+    return {**record, **{column: gate[column] for column in ("best_dev_loss", "unigram_nats", "gate")}}
+
+
 def _cell(value, column: str) -> str:
     if _missing(value):
         return ""
@@ -92,6 +102,8 @@ def _cell(value, column: str) -> str:
         return f"{float(value):.1f}"
     if column in ("n_queries_PI", "n_queries_RR", "train_steps"):
         return str(int(value))
+    if column in ("best_dev_loss", "unigram_nats"):
+        return f"{float(value):.3f}"
     return str(value)
 
 

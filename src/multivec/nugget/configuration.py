@@ -24,6 +24,7 @@ OBJECTIVES = ("ae", "mt")
 SELECTORS = ("learned", "chunking", "sentence_boundary", "random")
 BOTTLENECKS = ("nuggets", "mean", "tokens")
 DECODER_OUTPUTS = ("untied", "tied")
+OUTPUT_BIAS_INITS = ("zero", "unigram")
 TARGET_TOKENIZERS = ("bpe", "source")
 DECODER_INITS = ("scratch", "encoder")
 # Punctuation the chunking selector may end a chunk at: §7.1 says "comma or period"; "wide" is an option.
@@ -79,6 +80,10 @@ class NuggetConfig:
     # Decoder output layer: "untied" (its own trainable V × d matrix, initialised from the input embedding)
     # or "tied" (the decoder's trainable input embedding, as mBART's lm_head). The output bias always trains.
     decoder_output: str = "untied"
+    # Output layer at the start of training: "zero" bias, or "unigram" = the bias holds the log of the add-one
+    # smoothed unigram frequencies of the training targets and an untied output matrix starts at zero, so
+    # step 0 predicts exactly that unigram model (ignored when the model starts from a saved one).
+    output_bias_init: str = "zero"
     # Target vocabulary: "bpe" trains a byte-level BPE on the training targets; "source" reuses the
     # encoder's tokenizer (required for "mbart", whose pretrained decoder has that vocabulary).
     target_tokenizer: str = "bpe"
@@ -116,6 +121,7 @@ class NuggetConfig:
               "decoder_layers", "decoder sizes must be positive")
         check(self.decoder_init in DECODER_INITS, "decoder_init", f"expected one of {DECODER_INITS}")
         check(self.decoder_output in DECODER_OUTPUTS, "decoder_output", f"expected one of {DECODER_OUTPUTS}")
+        check(self.output_bias_init in OUTPUT_BIAS_INITS, "output_bias_init", f"expected one of {OUTPUT_BIAS_INITS}")
         if self.decoder_init == "encoder":
             check(self.architecture == "bert_decoder", "decoder_init",
                   "warm start from the encoder is for architecture 'bert_decoder' (mbart has its own decoder)")

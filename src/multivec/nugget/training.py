@@ -21,9 +21,9 @@ least up to the scorer layer.
 Shared starting point (issue 18): with ``init_from`` (a saved ``bottleneck: tokens`` model, the r = 1 seq2seq
 trained once per objective) the encoder and decoder start from that model's weights and its target
 vocabulary; what it loaded trains at ``lr`` (pretrained), the parts it lacks at ``lr_scratch``.
-Sanity reference: ``unigram_nats`` is the dev loss of a unigram model of the targets (add-one smoothed
-training-target counts, the tokens the loss counts), stored in ``config.json`` (``derived``) so that a
-table can check that a model's best dev loss is below it (``multivec.nugget.gates``).
+Sanity reference: ``unigram_nats`` is the entropy of the dev targets' unigram distribution (the tokens the
+loss counts), stored in ``config.json`` (``derived``) so that a table can check that a model's best dev
+loss is below it (``multivec.nugget.gates``).
 """
 
 from __future__ import annotations
@@ -219,17 +219,30 @@ def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], no
     return input_ids, attention_mask, decoder_input_ids, labels, sentence_end_mask
 
 
-def unigram_nats(model: NuggetModel, train: TokenizedPairs, dev: TokenizedPairs) -> float:
-    """Dev cross-entropy (nats per label token) of a unigram model of the targets: add-one smoothed counts of
-    the training targets' label tokens over the target vocabulary. Label tokens are what the loss counts:
-    every target token after the forced prefix, eos included."""
+def label_tokens(model: NuggetModel, data: TokenizedPairs) -> list[int]:
+    """The target tokens the loss counts: every token after the forced prefix, eos included."""
     skip = len(model.target_tokenizer.prefix_ids)
-    counts = Counter(t for ids in train.targets for t in ids[skip:])
-    total = sum(counts.values()) + model.target_tokenizer.vocab_size
-    labels = [t for ids in dev.targets for t in ids[skip:]]
-    if not labels:
+    return [t for ids in data.targets for t in ids[skip:]]
+
+
+def unigram_nats(model: NuggetModel, dev: TokenizedPairs) -> float:
+    """Entropy (nats per label token) of the dev targets' own unigram distribution: the dev loss of the best
+    unigram model of those targets, fitted on them (a lower bound for any unigram model, so a stricter
+    reference than one fitted on the training targets)."""
+    counts = Counter(label_tokens(model, dev))
+    total = sum(counts.values())
+    if not total:
         raise ValueError("no dev target tokens: cannot compute the unigram reference")
-    return -sum(math.log((counts[t] + 1) / total) for t in labels) / len(labels)
+    return -sum(c / total * math.log(c / total) for c in counts.values())
+
+
+def unigram_output_bias(model: NuggetModel, train: TokenizedPairs) -> torch.Tensor:
+    """log of the add-one smoothed unigram frequencies of the training label tokens (``output_bias_init:
+    unigram``): with it, the untrained decoder's output is a unigram model of the targets."""
+    counts = torch.ones(model.target_tokenizer.vocab_size, dtype=torch.float64)
+    for token, count in Counter(label_tokens(model, train)).items():
+        counts[token] += count
+    return (counts / counts.sum()).log().float().unsqueeze(0)
 
 
 def parameter_groups(model: NuggetModel, cfg: TrainConfig, loaded: set[str] = frozenset()) -> list[dict[str, Any]]:
@@ -297,15 +310,23 @@ class NuggetTask(TrainingTask):
             runtime.barrier()
             target_tokenizer = TargetTokenizer.load(saved)
         model = NuggetModel.from_backbone(self.model_config, target_tokenizer)
-        if self.init_from is not None:  # on resumption the engine then loads the checkpoint over it
-            self.loaded = model.initialize_from(self.init_from)
-            log.info("%s: %d parameter tensors start from %s", out_dir, len(self.loaded), self.init_from)
         self.model = model
         # Without a residual the scorer takes no part in the loss; DDP must be told.
         self.find_unused_parameters = model.scorer is not None and not self.model_config.residual
         self.train_data = tokenize_pairs(model, self.train_rows)
         self.dev_data = tokenize_pairs(model, self.dev_rows) if self.dev_rows else None
         self.lengths = [len(s) for s in self.train_data.sources]
+        # Starting weights (on resumption the engine then loads the checkpoint over them).
+        if self.init_from is not None:
+            self.loaded = model.initialize_from(self.init_from)
+            log.info("%s: %d parameter tensors start from %s", out_dir, len(self.loaded), self.init_from)
+        elif self.model_config.output_bias_init == "unigram":
+            # Step 0 predicts exactly the unigram model: the bias holds its log frequencies and an untied
+            # output layer starts at zero (it gets gradient at once; the tied one cannot be zeroed).
+            with torch.no_grad():
+                model.decoder.final_logits_bias.copy_(unigram_output_bias(model, self.train_data))
+                if model.decoder.output_projection is not None:
+                    model.decoder.output_projection.weight.zero_()
         # The stored documents are fixed from the corpus, not from the order they are met in (exact resumption).
         for cache, data in ((self.train_cache, self.train_data), (self.dev_cache, self.dev_data)):
             if cache is not None and data is not None:
@@ -321,7 +342,7 @@ class NuggetTask(TrainingTask):
                         "target_prefix_ids": model.target_tokenizer.prefix_ids,
                         "train_rows": len(self.train_rows), "dev_rows": len(self.dev_rows) if self.dev_rows else 0}
         if self.dev_data is not None:
-            self.derived["unigram_nats"] = round(unigram_nats(model, self.train_data, self.dev_data), 6)
+            self.derived["unigram_nats"] = round(unigram_nats(model, self.dev_data), 6)
             log.info("%s: a unigram model of the targets has dev loss %.4f nats per token (ln V = %.4f)", out_dir,
                      self.derived["unigram_nats"], math.log(model.target_tokenizer.vocab_size))
 
