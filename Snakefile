@@ -52,6 +52,7 @@ include: "rules/distill_common.smk"
 include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
+include: "rules/token_pooling.smk"
 include: "rules/claims_common.smk"
 include: "rules/claims.smk"
 # Runtime and peak memory per rule (the report's "Runtime and memory"): runs after every other target of `all`.

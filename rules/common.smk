@@ -142,8 +142,11 @@ def table2_runs(seeds):
 
 
 def encodings_dir(run, task):
-    """A trained row has its own encodings per seed; ColBART and mean-pooled rows share the base encoder's."""
+    """A trained row has its own encodings per seed; ColBART and mean-pooled rows share the base encoder's;
+    a token-pooling row reads the base states pooled at its ratio (rules/token_pooling.smk)."""
     row, _ = parse_run(run)
+    if ROWS[row]["kind"] == "token_pooling":
+        return token_pooling_dir(ROWS[row]["ratio"], task)
     encoder = run if ROWS[row]["kind"] in TRAINED_KINDS else BASE_ENCODINGS
     return f"data/encodings/{encoder}/{task}"
 

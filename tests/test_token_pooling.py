@@ -79,3 +79,35 @@ def test_bad_inputs_are_refused():
         cluster_labels(np.ones((3, 2)), 4)
     with pytest.raises(ValueError, match=r"\(n × d\)"):
         pool_tokens(np.ones(3), 1)
+
+
+def test_table2_rows_pool_the_base_states_and_score_like_colbart(tmp_path):
+    """A token_pooling row reads the pooled base states, MaxSim-mean over the task's candidates; at r = 1 it
+    ranks exactly as the ColBART row over the same base states."""
+    from multivec.encodings import read_encodings, write_encodings
+    from multivec.evaluation.table2_rows import (SIMILARITY, evaluate_row, row_metrics, table2_record,
+                                                 write_token_pooling_encodings)
+    from multivec.tasks.ranking_task import RankingQuery, RankingTask
+
+    rng = np.random.default_rng(7)
+    ids = [f"d{i}" for i in range(6)]
+    lengths = [12, 30, 7, 19, 25, 9]
+    write_encodings(tmp_path / "base", ids, [rng.normal(size=(n, 8)).astype(np.float32) for n in lengths],
+                    info={"encoder": "tiny", "truncation": {"documents": 0}})
+    task = RankingTask({i: f"text {i}" for i in ids},
+                       [RankingQuery("d0", ["d1", "d2", "d3"], 1), RankingQuery("d4", ["d5", "d1", "d2"], 0)])
+    means = write_token_pooling_encodings(tmp_path / "base", {0.25: tmp_path / "r0.25", 1.0: tmp_path / "r1"})
+    pooled = read_encodings(tmp_path / "r0.25")
+    assert [len(v) for v in pooled.vectors] == [nugget_counts(n, 0.25) for n in lengths]
+    assert means[0.25] == pytest.approx(sum(nugget_counts(n, 0.25) for n in lengths) / 6)
+    assert pooled.info["ratio"] == 0.25 and pooled.info["total_vectors"] == sum(nugget_counts(n, 0.25) for n in lengths)
+    row = {"name": "token_pooling_r0.25", "kind": "token_pooling", "ratio": 0.25}
+    assert SIMILARITY["token_pooling"] == "maxsim_mean"
+    result = evaluate_row(row, task, tmp_path / "r0.25")
+    metrics = row_metrics(row, "pi", result, tmp_path / "r0.25")
+    assert metrics["vectors_per_doc"] == pytest.approx(means[0.25]) and metrics["truncation"] == {"documents": 0}
+    record = table2_record(row, {"pi": metrics, "rr": metrics}, None)
+    assert (record["model"], record["ratio"], record["multi_vector"]) == ("Token pooling", 0.25, True)
+    full = evaluate_row({"name": "tp1", "kind": "token_pooling", "ratio": 1.0}, task, tmp_path / "r1")
+    colbart = evaluate_row({"name": "colbart", "kind": "token_states"}, task, tmp_path / "base")
+    assert full.mrr == pytest.approx(colbart.mrr)

@@ -8,6 +8,11 @@ Row kinds (config ``table2.rows``):
 - ``mean_pooled``: the untrained base sentence encoder, mean-pooled as sentence-transformers does; cosine.
   Both read the same base-encoder token states (``BASE_ENCODINGS``): the mean is taken at scoring time,
   so the base encoder runs once per task;
+- ``token_pooling``: the base encoder's token states pooled by Ward clustering to NUGGET's k = ceil(n·r)
+  vectors per document at the row's ``ratio`` (Clavié et al. 2024, PyLate's ``pool_factor``;
+  ``multivec.baselines.token_pooling``); MaxSim-mean over the same candidates as the NUGGET rows. The
+  pooled vectors are an encodings folder of their own (rules/token_pooling.smk), made from the shared
+  base-encoder states once per task for every ratio;
 - ``bm25``: BM25 with the query document as query; no vectors.
 """
 
@@ -22,8 +27,30 @@ from multivec.evaluation.ranking_evaluation import RankingResult, evaluate_with_
 from multivec.tasks.ranking_task import RankingTask
 
 DISPLAY_NAMES = {"nugget": "NUGGET", "tsdae": "TSDAE", "token_states": "ColBART", "mean_pooled": "mean-pooled",
-                 "bm25": "BM25"}
-SIMILARITY = {"nugget": "maxsim_mean", "tsdae": "cosine", "token_states": "maxsim_mean", "mean_pooled": "cosine"}
+                 "token_pooling": "Token pooling", "bm25": "BM25"}
+SIMILARITY = {"nugget": "maxsim_mean", "tsdae": "cosine", "token_states": "maxsim_mean", "mean_pooled": "cosine",
+              "token_pooling": "maxsim_mean"}
+TOKEN_POOLING_ENCODINGS = "token_pooling"  # encodings/<this>/r<ratio>/<task>: pooled base states (rules use it)
+
+
+def write_token_pooling_encodings(base_dir: str | os.PathLike, out_dirs: dict[float, str | os.PathLike]) -> dict:
+    """Pool the base encoder's token states of ``base_dir`` to k = ceil(n·r) vectors per document for every
+    ratio r of ``out_dirs`` (one Ward tree per document serves them all) and write each as an encodings
+    folder; returns ``{ratio: mean vectors per document}``."""
+    from multivec.baselines.token_pooling import pool_documents_at
+    from multivec.encodings import write_encodings
+
+    base = read_encodings(base_dir)
+    pooled = pool_documents_at(base.vectors, list(out_dirs))
+    means = {}
+    inherited = {k: v for k, v in base.info.items()  # what encoded the states; the counts are the pooled ones
+                 if k not in ("n_documents", "dimension", "dtype_on_disk", "total_vectors")}
+    for ratio, out_dir in out_dirs.items():
+        write_encodings(out_dir, base.ids, pooled[ratio],
+                        info={**inherited, "pooling": "token_pooling", "ratio": ratio, "base_encodings": str(base_dir),
+                              "method": "Ward over cosine-distance rows, k = ceil(n*r) (Clavié et al. 2024)"})
+        means[ratio] = sum(len(v) for v in pooled[ratio]) / max(len(pooled[ratio]), 1)
+    return means
 BASE_ENCODINGS = "base_encoder"  # encodings folder name of the untrained base encoder's token states (rules use it)
 
 

@@ -1,0 +1,38 @@
+# Token pooling (issue 18; Clavié et al. 2024, PyLate's pool_factor): the base encoder's token states
+# (the ColBART row's vectors) pooled by Ward clustering to NUGGET's k = ceil(n·r) vectors per document,
+# for every ratio of a `token_pooling` row of table2.rows; scored like the NUGGET rows (MaxSim-mean,
+# same candidates) by rules/table2.smk's evaluate_ranking. One job per task pools every ratio from one
+# Ward tree per document.
+from multivec.evaluation.table2_rows import TOKEN_POOLING_ENCODINGS
+
+TOKEN_POOLING_RATIOS = sorted({row["ratio"] for row in ROWS.values() if row["kind"] == "token_pooling"})
+
+
+def token_pooling_dir(ratio, task):
+    """The pooled encodings of one ratio on one task."""
+    return f"data/encodings/{TOKEN_POOLING_ENCODINGS}/r{ratio}/{task}"
+
+
+if TOKEN_POOLING_RATIOS:
+
+    rule token_pooling_encodings:
+        input:
+            base=f"data/encodings/{BASE_ENCODINGS}/{{task}}",
+        output:
+            [directory(token_pooling_dir(ratio, "{task}")) for ratio in TOKEN_POOLING_RATIOS],
+        params:
+            ratios=TOKEN_POOLING_RATIOS,
+        log:
+            "logs/token_pooling/{task}.log",
+        benchmark:
+            "benchmarks/rules/token_pooling/{task}.tsv"
+        wildcard_constraints:
+            task="pi|rr",
+        threads: 1
+        resources:
+            mem_mb=rule_resources("encode")["mem_mb"],
+            runtime=rule_resources("encode")["runtime"],
+        conda:
+            "../envs/eval.yaml"
+        script:
+            "../workflow/scripts/token_pooling.py"
