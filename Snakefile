@@ -28,6 +28,14 @@ for _note in check_config(config, os.path.join(workflow.basedir, "config", "sche
     print(f"Config check skipped: {_note}", file=sys.stderr)
 
 
+# A SLURM run (--profile profiles/slurm) checks every job it is about to submit against the cluster
+# (account, partition, CPUs, memory, time, GPUs) before any job runs; see multivec.cluster_preflight.
+onstart:
+    from multivec.cluster_preflight import check_workflow
+
+    check_workflow(workflow)
+
+
 # `snakemake --report report.html`: every output flagged with report() in the rules, by category.
 report: "workflow/report/workflow.rst"
 
@@ -44,6 +52,8 @@ include: "rules/nugget_gain.smk"
 include: "rules/nugget_lm_common.smk"
 include: "rules/nugget_lm.smk"
 include: "rules/table2.smk"
+include: "rules/token_pooling_common.smk"
+include: "rules/token_pooling.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"
 include: "rules/subencoder.smk"
@@ -52,7 +62,6 @@ include: "rules/distill_common.smk"
 include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
-include: "rules/token_pooling.smk"
 include: "rules/claims_common.smk"
 include: "rules/claims.smk"
 # Runtime and peak memory per rule (the report's "Runtime and memory"): runs after every other target of `all`.

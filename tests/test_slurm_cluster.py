@@ -1,0 +1,505 @@
+"""The SLURM profile against a real SLURM (issue 21, items 4 and 5).
+
+``scripts/slurm/start_local_slurm.sh`` installs (apt-get) and starts a single-node SLURM on this machine
+(munge, MariaDB + slurmdbd, slurmctld, slurmd; partitions ``cpu`` and ``gpu``, the latter without GPUs;
+account ``multivec``). It needs root and apt-get: elsewhere these tests are skipped, saying why, except
+under CI (``CI`` set), where they must run and fail instead. The module stops the cluster at the end if
+it started it.
+
+A real DAG goes through ``--profile``: a copy of ``profiles/slurm`` with its placeholders filled in by
+``multivec.cluster_profile`` (what ``scripts/slurm/site_profile.py`` does for a user), at smoke scale
+in a temporary copy of the workflow. Then, from SLURM itself:
+
+(a) ``sacct`` reads back every job's account, partition, memory, time limit and CPUs, which must be
+    what Snakemake resolved from the profile and the config (its dry run lists them per job);
+(b) a GPU request is written as the executor plugin writes it (``--gpus=1`` in the sbatch call), and a
+    GPU job on a partition without GPUs stops at once with a clear message: the pre-flight check
+    (``multivec.cluster_preflight``, the Snakefile's ``onstart``) names rule, partition and GPUs
+    before anything is submitted; without it (``--no-hooks``) sbatch's refusal reaches Snakemake's error;
+(c) the shipped profile, unfilled (``CHANGE_ME_...``): the pre-flight check names the unknown account and
+    partitions and nothing runs or is submitted, not even a download;
+(d) a node lost while a rule runs, with the submitting Snakemake killed too: the rerun says how to
+    unlock, then ``--rerun-incomplete`` (set in the profile) reruns the incomplete job;
+(e) a job killed mid-training (SIGKILL right after step 3's checkpoint, by the training engine's
+    ``MULTIVEC_KILL_AFTER_STEP`` hook inside the SLURM job: at smoke scale a step takes ~0.1 s, too
+    short to aim ``scancel`` between checkpoints) resumes from its checkpoint;
+and after (d) and (e) every output is byte-identical to the uninterrupted run's.
+
+The pre-flight check's rules (time limits, memory, CPUs, associations, hostlists) are also tested
+below without a cluster, on recorded ``scontrol`` output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from multivec.cluster_preflight import (Cluster, Node, Partition, PreflightError, Request, check_requests,
+                                        parse_gpus, parse_minutes, parse_records, problems, read_cluster,
+                                        request_of_job)
+from multivec.cluster_profile import PLACEHOLDERS, ProfileError, site_profile_text, write_site_profile
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+START, STOP = REPO / "scripts/slurm/start_local_slurm.sh", REPO / "scripts/slurm/stop_local_slurm.sh"
+ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_local_slurm.sh creates
+
+# The DAG run through SLURM: smoke scale, one NUGGET model from its corpus to its PI ranking, plus a job on
+# the profile's default resources (distill_eval_task has none of its own): 7 SLURM jobs in 4 rule families.
+# The rehearsal (issue 21, items 1-3) swaps in here: its config file and targets.
+DAG_CONFIG = ["--configfile", "config/smoke.yaml"]
+MODEL = "models/nugget/ae_r0.25/seed13"
+ENCODING = "data/encodings/nugget_ae_r0.25/seed13/pi"
+RESULT = "results/table2/nugget_ae_r0.25/seed13/pi"
+DAG_TARGETS = [f"{RESULT}.json", "data/built/distill/eval_lee.jsonl"]
+LOCAL_RULES = {"download", "gensim_test_data"}  # localrules: run where Snakemake runs, never submitted
+# Outputs that must come out byte-identical after a kill and a rerun.
+COMPARED = [f"{MODEL}/model.safetensors", f"{MODEL}/config.json", f"{ENCODING}/vectors.safetensors",
+            f"{ENCODING}/documents.jsonl", f"{ENCODING}/info.json", f"{RESULT}.json", f"{RESULT}.rankings.jsonl"]
+# Test only: the plugin's first status check comes 40 s after a submission by default.
+FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "1"]
+RUN_TIMEOUT = 900  # s, a guard against a hang, never a measurement
+
+
+# -- the pre-flight check's rules, without a cluster -----------------------------------------------------
+
+SCONTROL_PARTITIONS = (
+    "PartitionName=cpu AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL Default=YES MaxTime=1-00:00:00 "
+    "Nodes=n[1-2] State=UP MaxMemPerNode=UNLIMITED TRES=cpu=8,mem=64000M\n"
+    "PartitionName=gpu AllowAccounts=lab,other DenyAccounts=(null) Default=NO MaxTime=UNLIMITED Nodes=g1 "
+    "State=UP MaxMemPerNode=30000\n"
+    "PartitionName=old AllowAccounts=ALL Default=NO MaxTime=30:00 Nodes=n1 State=DOWN MaxMemPerNode=UNLIMITED\n")
+SCONTROL_NODES = (
+    "NodeName=n1 Arch=x86_64 CPUTot=4 Gres=(null) OS=Linux 6.1.0 #1 SMP PREEMPT_DYNAMIC Debian  RealMemory=32000 "
+    "State=IDLE\n"
+    "NodeName=n2 CPUTot=4 Gres=(null) RealMemory=16000 State=IDLE\n"
+    "NodeName=g1 CPUTot=16 Gres=gpu:a100:2(S:0-1),shard:8 RealMemory=64000 State=MIXED\n")
+SACCTMGR = "lab|\nother|gpu\n"
+
+
+def fake_run(command):
+    """Recorded answers of the SLURM commands read_cluster runs."""
+    joined = " ".join(command)
+    if joined == "scontrol show partition -o":
+        return SCONTROL_PARTITIONS
+    if joined == "scontrol show node -o":
+        return SCONTROL_NODES
+    if joined == "scontrol show hostnames n[1-2]":
+        return "n1\nn2\n"
+    if command[:4] == ["sacctmgr", "-n", "-P", "list"]:
+        return SACCTMGR
+    raise AssertionError(f"unexpected command {command}")
+
+
+def request(**changes) -> Request:
+    fields = dict(rule="train_nugget", account="lab", partition="cpu", cpus=2, mem_mb=8000, runtime_min=60, gpus=0,
+                  origins={"slurm_account": "default-resources", "slurm_partition": "set-resources train_nugget",
+                           "mem_mb": "rule train_nugget's resources", "runtime": "rule train_nugget's resources",
+                           "gpu": "rule train_nugget's resources", "threads": "rule train_nugget's threads"})
+    fields.update(changes)
+    return Request(**fields)
+
+
+def test_slurm_time_limits_memory_gpus_and_records_are_read():
+    assert [parse_minutes(v) for v in ["UNLIMITED", "7-00:00:00", "1:30:00", "45:00", "90", "2-12", "0:30"]] \
+        == [None, 10080, 90, 45, 90, 3600, 1]
+    with pytest.raises(ValueError, match="unreadable SLURM time limit"):
+        parse_minutes("soon")
+    assert [parse_gpus(g) for g in ["(null)", "gpu:4", "gpu:a100:2(S:0-1),gpu:v100:1", "gpu", "shard:8"]] \
+        == [0, 4, 3, 1, 0]
+    node = parse_records(SCONTROL_NODES)[0]
+    assert node["OS"] == "Linux 6.1.0 #1 SMP PREEMPT_DYNAMIC Debian" and node["RealMemory"] == "32000"
+    cluster = read_cluster(fake_run, user="ada")
+    assert cluster.partitions["cpu"].nodes == ("n1", "n2") and cluster.partitions["cpu"].default
+    assert cluster.partitions["gpu"].allow_accounts == {"lab", "other"}
+    assert cluster.partitions["gpu"].max_mem_per_node_mb == 30000 and cluster.partitions["gpu"].max_time_min is None
+    assert cluster.nodes["g1"].gpus == 2 and cluster.nodes["n2"].memory_mb == 16000
+    assert cluster.associations == {"lab": None, "other": frozenset({"gpu"})}
+
+
+def test_preflight_names_every_kind_of_problem_and_where_it_was_set():
+    cluster = read_cluster(fake_run, user="ada")
+    assert problems([request(), request(partition=None), request(partition="gpu", gpus=2, mem_mb=30000)],
+                    cluster) == []
+    cases = {
+        "partition 'gpus' does not exist on this cluster (its partitions: cpu, gpu, old)":
+            request(partition="gpus"),
+        "account 'nobody' is not an account of user ada (sacctmgr associations: lab, other)":
+            request(account="nobody"),
+        "account 'other' may not use partition 'cpu': user ada's association with it covers only gpu":
+            request(account="other"),
+        "partition 'old' is DOWN: its jobs would wait until it is UP": request(partition="old", runtime_min=20),
+        "runtime=61 min exceeds the MaxTime of partition 'old' (30 min)": request(partition="old", runtime_min=61),
+        "5 CPUs per task exceed the largest node of partition 'cpu' (4 CPUs)": request(cpus=5),
+        "mem_mb=32001 exceeds what partition 'cpu' grants a job (32000 MB: largest node 32000 MB)":
+            request(mem_mb=32001),
+        "mem_mb=30001 exceeds what partition 'gpu' grants a job (30000 MB: largest node 64000 MB, MaxMemPerNode "
+        "30000 MB)": request(partition="gpu", mem_mb=30001),
+        "1 GPU requested on partition 'cpu', which has no GPU": request(gpus=1),
+        "3 GPUs requested on partition 'gpu', which has at most 2 GPUs per node": request(partition="gpu", gpus=3),
+    }
+    for expected, req in cases.items():
+        found = problems([req], cluster)
+        assert any(expected in line for line in found), (expected, found)
+    # one line per problem, with every rule, the job count and where the value was set
+    found = problems([request(rule="a", gpus=1), request(rule="b", gpus=1), request(rule="b", gpus=1)], cluster)
+    assert found == ["1 GPU requested on partition 'cpu', which has no GPU; sbatch would refuse the job (\"Requested "
+                     "node configuration is not available\"): 3 jobs of rules a, b (set by rule train_nugget's "
+                     "resources)"]
+    partition_line = problems([request(partition="x")], cluster)[0]
+    assert partition_line.endswith("1 job of rule train_nugget (set by set-resources of rule train_nugget)")
+    with pytest.raises(PreflightError, match=r"nothing was run or submitted; 1 problem:\n  - account 'nobody'"):
+        check_requests([request(account="nobody")], run=fake_run, user="ada")
+    assert "2 jobs fit the cluster" in check_requests([request(), request(partition="gpu")], run=fake_run, user="ada")
+
+
+def test_preflight_says_when_slurm_cannot_be_asked():
+    def no_slurm(command):
+        raise RuntimeError(f"`{command[0]}` is not on PATH")
+
+    with pytest.raises(PreflightError, match="cannot read the cluster: `scontrol` is not on PATH"):
+        check_requests([request()], run=no_slurm, user="ada")
+
+    def no_accounting(command):
+        if command[0] == "sacctmgr":
+            raise RuntimeError("`sacctmgr ...` failed (exit 1): Connection refused")
+        return fake_run(command)
+
+    found = problems([request()], read_cluster(no_accounting, user="ada"))
+    assert found == ["the accounts of user ada cannot be read, so neither this check nor the executor plugin can "
+                     "validate slurm_account: `sacctmgr ...` failed (exit 1): Connection refused"]
+
+
+def test_request_of_a_job_is_what_the_executor_plugin_submits():
+    rule = SimpleNamespace(name="encode_task", resources={"mem_mb": 1, "runtime": 1, "gpu": 1})
+    job = SimpleNamespace(rule=rule, threads=4, resources={
+        "slurm_account": "lab", "slurm_partition": "gpu", "mem_mb_per_cpu": 1000, "runtime": 30, "gres": "gpu:a100:2"})
+    req = request_of_job(job, {"encode_task": {"slurm_partition": "gpu"}})
+    assert (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus) == ("lab", "gpu", 4, 4000, 30, 2)
+    assert req.origins["slurm_partition"] == "set-resources encode_task"
+    assert req.origins["slurm_account"] == "default-resources" and req.origins["runtime"] == "rule encode_task's resources"
+    job.resources = {"cpus_per_task": 2, "mem_mb": 500, "gpu": 1, "runtime": "<TBD>"}
+    req = request_of_job(job, {})
+    assert (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus) == (None, None, 2, 500, None, 1)
+
+
+def test_site_profile_fills_every_placeholder_and_keeps_the_rest(tmp_path):
+    shipped = (REPO / "profiles/slurm/config.yaml").read_text()
+    for placeholder in PLACEHOLDERS.values():
+        assert f'"{placeholder}"' in shipped
+    profile = yaml.safe_load((write_site_profile(tmp_path / "site", "lab", "short", "a100") / "config.yaml").read_text())
+    original = yaml.safe_load(shipped)
+    assert profile["default-resources"] == {**original["default-resources"], "slurm_partition": "short",
+                                            "slurm_account": "lab"}
+    assert set(profile["set-resources"]) == set(original["set-resources"])
+    assert all(r == {"slurm_partition": "a100"} for r in profile["set-resources"].values())
+    assert {k: v for k, v in profile.items() if k not in {"default-resources", "set-resources"}} == \
+        {k: v for k, v in original.items() if k not in {"default-resources", "set-resources"}}
+    assert "slurm-init-seconds-before-status-checks: 1" in site_profile_text(
+        shipped, "lab", "short", "a100", extra={"slurm-init-seconds-before-status-checks": 1})
+    with pytest.raises(ProfileError, match="not a SLURM name"):
+        site_profile_text(shipped, "lab; rm -rf ~", "short", "a100")
+    with pytest.raises(ProfileError, match="extra keys already in the profile: jobs"):
+        site_profile_text(shipped, "lab", "short", "a100", extra={"jobs": 1})
+    with pytest.raises(ProfileError, match="no \"CHANGE_ME_account\" any more"):
+        site_profile_text(shipped.replace("CHANGE_ME_account", "x"), "lab", "short", "a100")
+    with pytest.raises(ProfileError, match="is the shipped profile itself"):
+        write_site_profile(REPO / "profiles/slurm", "lab", "short", "a100")
+    shown = subprocess.run([sys.executable, str(REPO / "scripts/slurm/site_profile.py"), "--account", "lab",
+                            "--cpu-partition", "short", "--gpu-partition", "a100", str(tmp_path / "cli")],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert (tmp_path / "cli/config.yaml").read_text() == (tmp_path / "site/config.yaml").read_text()
+
+
+# -- a real SLURM ------------------------------------------------------------------------------------------
+
+def _slurm_is_up() -> bool:
+    try:
+        return subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30).stdout.count("UP") > 0
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """A running local SLURM (scripts/slurm/start_local_slurm.sh); stopped at the end if started here."""
+    reason = None
+    if os.geteuid() != 0:
+        reason = "it needs root (apt-get and the SLURM daemons)"
+    elif shutil.which("apt-get") is None and not _slurm_is_up():
+        reason = "apt-get not found (the script installs Debian/Ubuntu packages)"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the SLURM tests, but {reason}")
+        pytest.skip(f"no local SLURM: {reason}")
+    was_up = _slurm_is_up()
+    started = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=1200)
+    print(started.stdout, started.stderr)
+    assert started.returncode == 0, started.stdout + started.stderr
+    node = _run(["sinfo", "-h", "-p", CPU_PARTITION, "-o", "%N"]).strip()
+    yield SimpleNamespace(node=node)
+    if not was_up:
+        stopped = subprocess.run(["bash", str(STOP)], capture_output=True, text=True, timeout=300)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+def _run(command) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{command}: {done.stderr}"
+    return done.stdout
+
+
+def _env(mirror, **extra) -> dict:
+    return dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", MULTIVEC_DATA_MIRROR=str(mirror), **extra)
+
+
+def _snakemake_args(targets, profile, *extra) -> list[str]:
+    # targets first: --configfile takes every word after it
+    return [SNAKEMAKE, *targets, "--profile", str(profile), *DAG_CONFIG, *FAST_POLLING, *extra]
+
+
+def _snakemake(work, mirror, targets, profile, *extra, env_extra=None):
+    result = subprocess.run(_snakemake_args(targets, profile, *extra), cwd=work, env=_env(mirror, **(env_extra or {})),
+                            capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    result.out = result.stdout + result.stderr
+    return result
+
+
+def _run_id(output: str) -> str:
+    found = re.search(r"SLURM run ID: (\S+)", output)
+    assert found, output[-3000:]
+    return found.group(1)
+
+
+def _sacct(run_id: str, since: datetime) -> list[dict]:
+    """SLURM's accounting record of every job of one Snakemake run (its jobs share the run ID as name)."""
+    fields = ["JobID", "Comment", "Account", "Partition", "ReqMem", "Timelimit", "AllocCPUS", "State"]
+    text = _run(["sacct", "-X", "-n", "-P", "--name", run_id, "-S", since.strftime("%Y-%m-%dT%H:%M:%S"),
+                 f"--format={','.join(fields)}"])
+    return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
+
+
+def _dry_run_jobs(output: str) -> dict[str, list[dict]]:
+    """{rule: [resources of each job]} from a dry run's job list (threads included)."""
+    jobs: dict[str, list[dict]] = {}
+    for block in output.split("\nrule ")[1:]:
+        rule = block.split(":", 1)[0].strip()
+        found = re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)
+        threads = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
+        resources = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
+        resources["threads"] = int(threads.group(1)) if threads else 1
+        jobs.setdefault(rule, []).append(resources)
+    return jobs
+
+
+def _rule_of(comment: str, rules) -> str:
+    """The rule of a job from the comment the plugin gives it: rule_<rule>[_wildcards_<values>]."""
+    matches = [r for r in rules if comment == f"rule_{r}" or comment.startswith(f"rule_{r}_wildcards_")]
+    assert len(matches) == 1, (comment, sorted(rules))
+    return matches[0]
+
+
+def _wait(condition, what: str, seconds: float = 300, context=lambda: ""):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {seconds} s\n{context()}")
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def cluster_run(slurm, mirror, copy_workflow, tmp_path_factory):
+    """The DAG through the site profile on the local SLURM, uninterrupted: the reference run."""
+    root = tmp_path_factory.mktemp("slurm")
+    work = copy_workflow(root / "reference")
+    profile = write_site_profile(root / "profile", ACCOUNT, CPU_PARTITION, GPU_PARTITION)
+    dry = _snakemake(work, mirror, DAG_TARGETS, profile, "-n")
+    assert dry.returncode == 0, dry.out
+    since = datetime.now() - timedelta(minutes=1)
+    result = _snakemake(work, mirror, DAG_TARGETS, profile)
+    assert result.returncode == 0, result.out[-6000:]
+    return SimpleNamespace(root=root, work=work, profile=profile, expected=_dry_run_jobs(dry.out), out=result.out,
+                           jobs=_sacct(_run_id(result.out), since), since=since, node=slurm.node)
+
+
+@pytest.mark.e2e
+def test_every_job_ran_with_the_account_partition_memory_and_time_the_profile_asked_for(cluster_run):
+    expected, jobs = cluster_run.expected, cluster_run.jobs
+    submitted = {rule: rs for rule, rs in expected.items() if rule not in LOCAL_RULES}
+    assert set(expected) - set(submitted) == LOCAL_RULES  # the downloads ran here, not in SLURM
+    assert "SLURM pre-flight check: 7 jobs fit the cluster" in cluster_run.out
+    assert sorted(_rule_of(j["Comment"], submitted) for j in jobs) == sorted(
+        rule for rule, rs in submitted.items() for _ in rs)
+    for job in jobs:
+        rule = _rule_of(job["Comment"], submitted)
+        asked = submitted[rule][0]
+        assert all(r == asked for r in submitted[rule]), (rule, submitted[rule])
+        seen = (job["State"], job["Account"], job["Partition"], job["ReqMem"], parse_minutes(job["Timelimit"]),
+                int(job["AllocCPUS"]))
+        assert seen == ("COMPLETED", asked["slurm_account"], asked["slurm_partition"], f"{asked['mem_mb']}M",
+                        int(asked["runtime"]), asked["threads"]), (rule, job, asked)
+    # what the profile and the config ask for, by rule family
+    profile = yaml.safe_load((cluster_run.profile / "config.yaml").read_text())
+    smoke = {**yaml.safe_load((REPO / "config/config.yaml").read_text())["resources"],
+             **(yaml.safe_load((REPO / "config/smoke.yaml").read_text()).get("resources") or {})}
+    by_rule = {_rule_of(j["Comment"], submitted): j for j in jobs}
+    defaults = profile["default-resources"]
+    assert by_rule["distill_eval_task"]["ReqMem"] == f"{defaults['mem_mb']}M"  # no resources of its own
+    assert parse_minutes(by_rule["distill_eval_task"]["Timelimit"]) == defaults["runtime"]
+    assert by_rule["train_nugget"]["ReqMem"] == f"{smoke['train']['mem_mb']}M"
+    assert parse_minutes(by_rule["train_nugget"]["Timelimit"]) == smoke["train"]["runtime"]
+    assert parse_minutes(by_rule["pi_task"]["Timelimit"]) == smoke["build"]["runtime"]
+    on_gpu_partition = {rule for rule in by_rule if rule in profile["set-resources"]}
+    assert on_gpu_partition == {"train_nugget", "frozen_bottom_states", "encode_task"}
+    assert all(by_rule[r]["Partition"] == (GPU_PARTITION if r in on_gpu_partition else CPU_PARTITION)
+               for r in by_rule)
+    assert {j["Account"] for j in jobs} == {ACCOUNT}
+
+
+def _ref_copy(cluster_run, name: str) -> Path:
+    """A copy of the reference run's folder (file times kept, so nothing is out of date)."""
+    work = cluster_run.root / name
+    shutil.copytree(cluster_run.work, work, symlinks=True)
+    shutil.rmtree(work / ".snakemake/slurm_logs", ignore_errors=True)
+    return work
+
+
+@pytest.mark.e2e
+def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_run, mirror):
+    work = _ref_copy(cluster_run, "gpu")
+    shutil.rmtree(work / MODEL)
+    (work / "gpu.yaml").write_text("resources:\n  train: {gpu: 1}\n")  # as config/paper.yaml asks
+    args = (cluster_run.profile, "--configfile", "config/smoke.yaml", "gpu.yaml")
+    since = datetime.now() - timedelta(minutes=1)
+
+    checked = _snakemake(work, mirror, [f"{MODEL}/model.safetensors"], *args)
+    assert checked.returncode != 0
+    assert ("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; 1 problem:\n"
+            f"  - 1 GPU requested on partition '{GPU_PARTITION}', which has no GPU; sbatch would refuse the job "
+            "(\"Requested node configuration is not available\"): 1 job of rule train_nugget (set by rule "
+            "train_nugget's resources)") in checked.out, checked.out[-4000:]
+    assert _sacct(_run_id(checked.out), since) == []
+
+    # Without the pre-flight check: the plugin writes the request as --gpus=1, sbatch refuses it at once,
+    # and Snakemake's error shows sbatch's message and call.
+    submitted = _snakemake(work, mirror, [f"{MODEL}/model.safetensors"], *args, "--no-hooks")
+    assert submitted.returncode != 0
+    error = submitted.out[submitted.out.index("Error in rule train_nugget"):]
+    assert "SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission failed: Requested " \
+           "node configuration is not available'" in error, error[:3000]
+    call = re.search(r"sbatch call:\s+(sbatch .*?) --wrap=", error).group(1)
+    assert f" -p {GPU_PARTITION} " in call and call.endswith("--gpus=1") and f"-A {ACCOUNT}" in call, call
+    assert "--ntasks" not in call and "--cpus-per-task=1" in call and "--mem 6000" in call and " -t 60 " in call
+
+
+@pytest.mark.e2e
+def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitions(cluster_run, mirror,
+                                                                                   copy_workflow):
+    work = copy_workflow(cluster_run.root / "unfilled")
+    since = datetime.now() - timedelta(minutes=1)
+    result = _snakemake(work, mirror, DAG_TARGETS, REPO / "profiles/slurm")
+    assert result.returncode != 0
+    message = result.out[result.out.index("SLURM pre-flight check"):]
+    assert message.startswith("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; "
+                              "3 problems:\n"), message
+    assert ("  - account 'CHANGE_ME_account' is not an account of user root (sacctmgr associations: multivec, root): "
+            "7 jobs of rules autoencoding_corpus, distill_eval_task, encode_task, evaluate_ranking, "
+            "frozen_bottom_states, pi_task, train_nugget (set by default-resources)\n") in message
+    assert ("  - partition 'CHANGE_ME_cpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
+            "4 jobs of rules autoencoding_corpus, distill_eval_task, evaluate_ranking, pi_task (set by "
+            "default-resources)\n") in message
+    assert ("  - partition 'CHANGE_ME_gpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
+            "3 jobs of rules encode_task, frozen_bottom_states, train_nugget (set by set-resources of rules "
+            "encode_task, frozen_bottom_states, train_nugget)\n") in message
+    assert "scripts/slurm/site_profile.py" in message
+    assert _sacct(_run_id(result.out), since) == []
+    assert not (work / "data").exists()  # not even the local downloads ran
+
+
+@pytest.fixture(scope="module")
+def interrupted(cluster_run, mirror, slurm):
+    """The reference run's model, encoding and ranking rebuilt through three interruptions:
+    1. the training job killed after step 3 (its checkpoint); Snakemake stops;
+    2. rerun: training resumes; while the next rule (encode_task) runs, the submitting Snakemake is killed
+       and the node is lost (set DOWN: SLURM kills its job), then comes back;
+    3. rerun: Snakemake asks for --unlock; unlocked, it reruns the incomplete job and the rest."""
+    work = _ref_copy(cluster_run, "interrupted")
+    shutil.rmtree(work / MODEL)
+    shutil.rmtree(work / ENCODING)
+    for suffix in (".json", ".rankings.jsonl"):
+        (work / f"{RESULT}{suffix}").unlink()
+    targets = [f"{RESULT}.json"]
+    since = datetime.now() - timedelta(minutes=1)
+    killed = _snakemake(work, mirror, targets, cluster_run.profile, env_extra={"MULTIVEC_KILL_AFTER_STEP": "3"})
+    after_kill = {"checkpoint": sorted(p.name for p in (work / MODEL / "checkpoint").glob("step_*")),
+                  "weights": (work / MODEL / "model.safetensors").exists()}
+
+    runner = subprocess.Popen(_snakemake_args(targets, cluster_run.profile), cwd=work, env=_env(mirror),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def running_encode():
+        if runner.poll() is not None:
+            raise AssertionError(f"the rerun ended before encode_task ran:\n{runner.stdout.read()[-6000:]}")
+        listed = _run(["squeue", "-h", "-o", "%i|%T|%k"])
+        return next((line.split("|")[0] for line in listed.splitlines()
+                     if "|RUNNING|rule_encode_task" in line), None)
+
+    try:
+        _wait(lambda: running_encode() is not None and (work / ENCODING).exists(),
+              "encode_task running with its output folder begun")
+        lost_job = running_encode()
+    finally:
+        runner.send_signal(signal.SIGKILL)  # the submitting session is lost too
+        second = runner.communicate(timeout=60)[0]
+    _run(["scontrol", "update", f"nodename={slurm.node}", "state=down", "reason=test: node lost"])
+    try:
+        _wait(lambda: _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip() not in {"RUNNING", ""},
+              f"SLURM ending job {lost_job} on the lost node", seconds=120)
+        lost_state = _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip()
+    finally:
+        _run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
+    _wait(lambda: _run(["sinfo", "-h", "-n", slurm.node, "-o", "%T"]).strip() in {"idle", "mixed"},
+          f"node {slurm.node} back", seconds=120)
+    locked = _snakemake(work, mirror, targets, cluster_run.profile)
+    unlocked = _snakemake(work, mirror, targets, cluster_run.profile, "--unlock")
+    assert unlocked.returncode == 0, unlocked.out
+    final = _snakemake(work, mirror, targets, cluster_run.profile)
+    return SimpleNamespace(work=work, killed=killed, after_kill=after_kill, second=second, lost_state=lost_state,
+                           locked=locked, final=final, jobs=_sacct(_run_id(killed.out), since))
+
+
+@pytest.mark.e2e
+def test_job_killed_mid_training_resumes_to_the_same_model(interrupted, cluster_run):
+    killed = interrupted.killed
+    assert killed.returncode != 0
+    assert [j["State"] for j in interrupted.jobs if j["Comment"].startswith("rule_train_nugget")] == ["FAILED"]
+    assert re.search(r"SLURM-job '\d+' failed, SLURM status is: 'FAILED'", killed.out), killed.out[-4000:]
+    assert interrupted.after_kill == {"checkpoint": ["step_00000003"], "weights": False}
+    log = (interrupted.work / "logs/train/nugget_ae_r0.25_seed13.log").read_text()
+    assert f"resuming {MODEL} from step 3" in log, log[-3000:]
+    for name in ("model.safetensors", "config.json"):
+        assert (interrupted.work / MODEL / name).read_bytes() == (cluster_run.work / MODEL / name).read_bytes(), name
+
+
+@pytest.mark.e2e
+def test_lost_node_rerun_incomplete_picks_up_with_the_same_outputs(interrupted, cluster_run):
+    assert interrupted.lost_state == "NODE_FAIL", interrupted.lost_state
+    assert "LockException" in interrupted.locked.out and "--unlock" in interrupted.locked.out, interrupted.locked.out
+    final = interrupted.final
+    assert final.returncode == 0, final.out[-6000:]
+    assert re.search(r"reason: Incomplete output files \(previous job failed or was interrupted\)?", final.out) \
+        or "incomplete" in final.out.lower(), final.out[-6000:]
+    for path in COMPARED:
+        assert (interrupted.work / path).read_bytes() == (cluster_run.work / path).read_bytes(), path
