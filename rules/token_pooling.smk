@@ -2,16 +2,7 @@
 # (the ColBART row's vectors) pooled by Ward clustering to NUGGET's k = ceil(n·r) vectors per document,
 # for every ratio of a `token_pooling` row of table2.rows; scored like the NUGGET rows (MaxSim-mean,
 # same candidates) by rules/table2.smk's evaluate_ranking. One job per task pools every ratio from one
-# Ward tree per document.
-from multivec.evaluation.table2_rows import TOKEN_POOLING_ENCODINGS
-
-TOKEN_POOLING_RATIOS = sorted({row["ratio"] for row in ROWS.values() if row["kind"] == "token_pooling"})
-
-
-def token_pooling_dir(ratio, task):
-    """The pooled encodings of one ratio on one task."""
-    return f"data/encodings/{TOKEN_POOLING_ENCODINGS}/r{ratio}/{task}"
-
+# Ward tree per document. Helpers: rules/token_pooling_common.smk.
 
 if TOKEN_POOLING_RATIOS:
 
