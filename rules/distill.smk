@@ -14,7 +14,6 @@ rule distill_student_train:
         documents=DISTILL_DOCUMENTS.format(split="train"),
         structural=lambda wc: distill_teacher("structural", "train"),
         contextual=lambda wc: distill_teacher("contextual", "train"),
-        start=distill_student_start,
     output:
         weights=f"{DISTILL_STUDENT_MODEL}/model.safetensors",
         config=f"{DISTILL_STUDENT_MODEL}/config.json",
@@ -84,7 +83,7 @@ rule distill_untrained_embed:
     benchmark:
         "benchmarks/rules/distill/embed_untrained_{split}.tsv"
     wildcard_constraints:
-        split="train|eval_[a-z0-9_]+",  # train: the least-squares start of the structural head
+        split="eval_[a-z0-9_]+",
     threads: rule_resources("encode")["threads"]
     resources:
         mem_mb=rule_resources("encode")["mem_mb"],

@@ -44,15 +44,6 @@ def distill_student_config(seed=None, run=""):
             "freeze_backbone": str(run).endswith(FROZEN_SUFFIX)}
 
 
-def distill_student_start(wildcards):
-    """The untrained student's embeddings of the training documents: the least-squares start of the structural
-    head (distill.student.structural_head_init: lstsq); nothing for a random start or a run without L_S."""
-    loss = distill_runs()[wildcards.run]
-    if config["distill"]["student"].get("structural_head_init", "lstsq") != "lstsq" or not loss["structural"]:
-        return []
-    return [DISTILL_UNTRAINED_EMBEDDINGS.format(split="train")]
-
-
 def distill_note():
     """The table's first line: scale, student, schedule, seeds and the loss combination."""
     train, student, loss = config["distill"]["train"], config["distill"]["student"], config["distill"]["loss"]

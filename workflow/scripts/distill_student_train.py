@@ -16,6 +16,5 @@ params = snakemake.params  # noqa: F821
 summary = train(StudentConfig.from_dict(params.student), LossConfig.from_dict(params.loss),
                 TrainConfig.from_dict(params.train), snakemake.input.documents,  # noqa: F821
                 snakemake.input.structural, snakemake.input.contextual,  # noqa: F821
-                Path(snakemake.output.weights).parent,  # noqa: F821
-                student_folder=snakemake.input.start[0] if snakemake.input.start else None)  # noqa: F821
+                Path(snakemake.output.weights).parent)  # noqa: F821
 logging.getLogger("distill").info("done: %s", summary)

@@ -229,10 +229,15 @@ class DistillTask(TrainingTask):
         has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
         if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None \
                 and has_linear:
-            start = self.student_start
-            if start is None:  # no cached embeddings given: compute them (same weights, eval mode)
-                start = embed_texts(self.model.student, texts, self.cfg.batch_size)
-            head_start = initialise_structural_head(self.model.structural_head, start, self.structural)
+            # fitted on the documents L_S trains on (inside the mask; all when fewer than two are)
+            rows = [i for i in range(len(texts)) if self.mask[i] > 0]
+            rows = rows if len(rows) >= 2 else list(range(len(texts)))
+            if self.student_start is not None:
+                start = self.student_start[rows]
+            else:  # the untrained student's embeddings (same weights, eval mode), computed here
+                start = embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
+            head_start = initialise_structural_head(self.model.structural_head, start, self.structural[rows])
+            head_start["documents"] = len(rows)
         self.derived = {"train_documents": len(self.documents), "structural_dim": int(self.structural.shape[1]),
                         "contextual_dim": int(self.contextual.shape[1]),
                         "student_hidden": self.model.student.hidden_size,
