@@ -193,9 +193,11 @@ def shares_frozen_bottom(row_name):
 
 def frozen_bottom_config():
     """NuggetConfig fields the shared bottom depends on (encoder, architecture, src_lang, scorer layer;
-    the seed initialises tiny random encoders)."""
+    the seed initialises tiny random encoders), and the target tokenizer, without which NuggetConfig refuses
+    mBART (its default 'bpe' is not mBART's; the paper DAG's frozen_bottom_states failed so, issue 21)."""
     settings = nugget_model_config("ae", 1.0)
-    return {key: settings[key] for key in ("encoder", "architecture", "src_lang", "scorer_layer", "seed")}
+    return {key: settings[key] for key in ("encoder", "architecture", "src_lang", "scorer_layer", "seed",
+                                           "target_tokenizer")}
 
 
 def table2_evaluations(seeds, suffix="json"):

@@ -78,6 +78,15 @@ def _wordpiece(folder: Path, specials: list[str]) -> dict[str, int]:
         return {line.rstrip("\n"): i for i, line in enumerate(handle)}
 
 
+def _saved(tokenizer, out: Path):
+    """Save ``tokenizer`` to ``out`` and load it back as every loader will (``AutoTokenizer``): a reloaded
+    tokenizer can count one token more (mBART-50's mask), which the model's vocabulary must cover."""
+    from transformers import AutoTokenizer
+
+    tokenizer.save_pretrained(out)
+    return AutoTokenizer.from_pretrained(out)
+
+
 def _vocab_size(tokenizer) -> int:
     return max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
 
@@ -87,7 +96,7 @@ def _mbart50(out: Path, work: Path) -> None:
 
     tokenizer = MBart50Tokenizer(tokenizer_file=str(_unigram(work, ["<s>", "<pad>", "</s>", "<unk>"])),
                                  src_lang="en_XX", tgt_lang="zh_CN")
-    tokenizer.save_pretrained(out)
+    tokenizer = _saved(tokenizer, out)
     # 12 encoder layers as mBART-large: the ablations read layers 0, 3, 6 and 9 (nugget_ablation.layers).
     config = MBartConfig(vocab_size=_vocab_size(tokenizer), d_model=SIZES["hidden"], encoder_layers=12,
                          decoder_layers=SIZES["layers"], encoder_attention_heads=SIZES["heads"],
@@ -101,8 +110,7 @@ def _t5_tokenizer(out: Path, work: Path):
     from transformers import T5Tokenizer
 
     tokenizer = T5Tokenizer(tokenizer_file=str(_unigram(work, ["<pad>", "</s>", "<unk>"])), extra_ids=100)
-    tokenizer.save_pretrained(out)
-    return tokenizer
+    return _saved(tokenizer, out)
 
 
 def _t5_config(tokenizer):
@@ -129,9 +137,7 @@ def _roberta_tokenizer(out: Path, work: Path, cls_name: str = "RobertaTokenizer"
     import transformers
 
     vocab, merges = _bpe(work)
-    tokenizer = getattr(transformers, cls_name)(vocab=vocab, merges=merges)
-    tokenizer.save_pretrained(out)
-    return tokenizer
+    return _saved(getattr(transformers, cls_name)(vocab=vocab, merges=merges), out)
 
 
 def _roberta_config(tokenizer, **extra):
@@ -178,7 +184,7 @@ def _bert(out: Path, work: Path) -> None:
 
     tokenizer = BertTokenizer(vocab=_wordpiece(work, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]),
                               do_lower_case=True)
-    tokenizer.save_pretrained(out)
+    tokenizer = _saved(tokenizer, out)
     config = BertConfig(vocab_size=_vocab_size(tokenizer), hidden_size=SIZES["hidden"],
                         num_hidden_layers=SIZES["layers"], num_attention_heads=SIZES["heads"],
                         intermediate_size=SIZES["ffn"], max_position_embeddings=512)
@@ -195,7 +201,7 @@ def _mpnet_sentence_transformer(out: Path, work: Path) -> None:
     backbone = work / "mpnet"
     tokenizer = MPNetTokenizer(vocab=_wordpiece(work, ["<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<mask>"]),
                                do_lower_case=True)
-    tokenizer.save_pretrained(backbone)
+    tokenizer = _saved(tokenizer, backbone)
     config = MPNetConfig(vocab_size=_vocab_size(tokenizer), hidden_size=SIZES["hidden"],
                          num_hidden_layers=SIZES["layers"], num_attention_heads=SIZES["heads"],
                          intermediate_size=SIZES["ffn"], max_position_embeddings=514, pad_token_id=1, bos_token_id=0,
