@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 18721  # config/rehearsal.yaml: subencoder.llm.base_url
-_SPLIT = re.compile(r",\s+|;\s+|\s+and\s+")
+_SPLIT = re.compile(r",\s+(?:and\s+)?|;\s+|\s+and\s+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 

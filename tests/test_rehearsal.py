@@ -1,0 +1,240 @@
+"""The rehearsal scale (issue 21): the paper DAG on miniature inputs in the upstream formats.
+
+Fast tests: the registry overlay (digests replaced, checked, errors naming the overlay), hub models found in
+the mirror, the fixture files read by the pipeline's own readers, the OpenAI-compatible server answering the
+LLM client, and the rule set of the paper DAG (every rule of the workflow, nothing switched off by
+config/rehearsal.yaml). The e2e test writes the fixture mirror, starts the server, runs every paper target
+with ``--configfile config/paper.yaml config/rehearsal.yaml`` in a copy of the workflow, times it, and fails
+when any rule of the paper DAG did not run (read from Snakemake's ``.snakemake/metadata``).
+"""
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from multivec.data.download import DownloadError, fetch, file_identity, sha256_of
+from multivec.data.sources import REGISTRY_OVERLAY_ENV, RegistryOverlayError, get_file, load_registry_overlay
+from multivec.rehearsal import fixture_mirror as fm
+from multivec.rehearsal.openai_server import DEFAULT_PORT, reply_for, serve_in_thread
+from multivec.rehearsal.tiny_models import MODELS
+from multivec.resources import ResourceError, mirrored_model, pin_registry_overlay, resolve_model
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+REHEARSAL = ["--configfile", "config/paper.yaml", "config/rehearsal.yaml"]
+BUDGET_S = 20 * 60  # issue 21: the whole rehearsal in <= 20 minutes on the 2-core reference machine
+
+
+def _overlay(tmp_path, entries):
+    load_registry_overlay.cache_clear()
+    path = tmp_path / "overlay.json"
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def test_registry_overlay_replaces_digests_and_downloads_check_them(tmp_path, monkeypatch):
+    data = fm.zhou2022_files()["zhou2022/pairs.jsonl"]
+    (tmp_path / "mirror" / "zhou2022").mkdir(parents=True)
+    (tmp_path / "mirror" / "zhou2022" / "pairs.jsonl").write_bytes(data)
+    digest = sha256_of(tmp_path / "mirror" / "zhou2022" / "pairs.jsonl")
+    assert get_file("zhou2022_pairs", "pairs.jsonl").sha256 is None
+    overlay = _overlay(tmp_path, {"zhou2022_pairs": {"pairs.jsonl": {"sha256": digest, "size": len(data)}}})
+    monkeypatch.setenv(REGISTRY_OVERLAY_ENV, str(overlay))
+    assert get_file("zhou2022_pairs", "pairs.jsonl").sha256 == digest
+    assert file_identity("zhou2022_pairs", "pairs.jsonl") == f"sha256:{digest}"
+    fetch("zhou2022_pairs", "pairs.jsonl", tmp_path / "out.jsonl", tmp_path / "mirror")
+    assert (tmp_path / "out.jsonl").read_bytes() == data
+    # A file that differs from the overlay's digest stops, naming it.
+    (tmp_path / "mirror" / "zhou2022" / "pairs.jsonl").write_bytes(data.replace(b"realnews", b"REALNEWS"))
+    with pytest.raises(DownloadError, match=r"zhou2022_pairs/pairs.jsonl: sha256 mismatch"):
+        fetch("zhou2022_pairs", "pairs.jsonl", tmp_path / "out2.jsonl", tmp_path / "mirror")
+    load_registry_overlay.cache_clear()
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"no_such_source": {}}, "unknown data source 'no_such_source'"),
+    ({"imdb": {"other.tar.gz": {"sha256": "0" * 64}}}, "source 'imdb' has no such file"),
+    ({"imdb": {"aclImdb_v1.tar.gz": {"sha256": "XYZ"}}}, "is not 64 lowercase hex digits"),
+    ({"imdb": {"aclImdb_v1.tar.gz": {"sha256": "0" * 64, "size": 0}}}, "is not a positive integer"),
+])
+def test_a_bad_registry_overlay_stops_naming_the_file(tmp_path, monkeypatch, entries, message):
+    overlay = _overlay(tmp_path, entries)
+    monkeypatch.setenv(REGISTRY_OVERLAY_ENV, str(overlay))
+    with pytest.raises(RegistryOverlayError, match=re.escape(str(overlay)) + ".*" + re.escape(message)):
+        get_file("imdb", "aclImdb_v1.tar.gz")
+    load_registry_overlay.cache_clear()
+
+
+def test_registry_overlay_is_pinned_relative_to_the_mirror(tmp_path, monkeypatch):
+    monkeypatch.delenv(REGISTRY_OVERLAY_ENV, raising=False)
+    assert pin_registry_overlay(None, tmp_path) is None
+    with pytest.raises(ResourceError, match="no mirror is set"):
+        pin_registry_overlay("registry_overlay.json", None)
+    with pytest.raises(ResourceError, match="is not a file"):
+        pin_registry_overlay("registry_overlay.json", tmp_path)
+    (tmp_path / "registry_overlay.json").write_text("{}")
+    assert pin_registry_overlay("registry_overlay.json", tmp_path) == (tmp_path / "registry_overlay.json").resolve()
+    assert os.environ[REGISTRY_OVERLAY_ENV] == str((tmp_path / "registry_overlay.json").resolve())
+
+
+def test_hub_models_resolve_to_the_mirror_copy(tmp_path, monkeypatch):
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", str(tmp_path))
+    hub_id = "facebook/mbart-large-50-many-to-many-mmt"
+    assert mirrored_model(hub_id) is None
+    (tmp_path / "models" / hub_id).mkdir(parents=True)
+    assert mirrored_model(hub_id) is None  # a folder without config.json is no model
+    (tmp_path / "models" / hub_id / "config.json").write_text("{}")
+    assert resolve_model(hub_id) == str((tmp_path / "models" / hub_id).resolve())
+    assert mirrored_model("../escape") is None
+
+
+def _hub_ids(node):
+    if isinstance(node, dict):
+        return {i for v in node.values() for i in _hub_ids(v)}
+    if isinstance(node, list):
+        return {i for v in node for i in _hub_ids(v)}
+    return {node} if isinstance(node, str) and re.fullmatch(r"[\w.-]+/[\w.-]+|t5-\w+", node) \
+        and not node.startswith(("data/", "config/", "results/")) else set()
+
+
+def test_every_hub_model_of_paper_scale_has_a_tiny_model():
+    paper = yaml.safe_load((REPO / "config/paper.yaml").read_text())
+    hub_ids = _hub_ids(paper) - {"sentence-transformers/all-MiniLM-L6-v2"}  # offline from PyPI at every scale
+    assert "facebook/mbart-large-50-many-to-many-mmt" in hub_ids and "t5-large" in hub_ids
+    assert hub_ids <= set(MODELS), sorted(hub_ids - set(MODELS))
+
+
+def test_fixture_files_are_deterministic_and_read_by_the_pipeline_readers(tmp_path):
+    from multivec.data.translation_corpus import read_news_commentary_tsv, read_wmt19_dev
+    from multivec.distill.imdb import check_counts, read_imdb
+    from multivec.subencoder.csts import read_csts
+    from multivec.tasks.paraphrase_identification import read_parabank
+    from multivec.data.wikitext import parse_wikitext
+
+    files = {**fm.wmt19_files(), **fm.parabank_files(), **fm.wikitext103_files(), **fm.imdb_files(),
+             **fm.zhou2022_files(), **fm.csts_files()}
+    assert files == {**fm.wmt19_files(), **fm.parabank_files(), **fm.wikitext103_files(), **fm.imdb_files(),
+                     **fm.zhou2022_files(), **fm.csts_files()}  # same bytes every time
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    assert len(list(read_news_commentary_tsv(tmp_path / "wmt19/news-commentary-v14.en-zh.tsv.gz"))) == 60
+    assert len(read_wmt19_dev(tmp_path / "wmt19/dev.tgz")) == 12
+    with zipfile.ZipFile(tmp_path / "parabank/parabank-1.0-full.zip") as archive:
+        archive.extract("full/parabank.tsv", tmp_path)
+    assert len(read_parabank(tmp_path / "full/parabank.tsv")) == 1000
+    with zipfile.ZipFile(tmp_path / "wikitext-103/wikitext-103-raw-v1.zip") as archive:
+        archive.extract("wikitext-103-raw/wiki.train.raw", tmp_path)
+    articles = parse_wikitext(tmp_path / "wikitext-103-raw/wiki.train.raw")
+    assert len(articles) == 120 and all(len(a.sections) >= 2 for a in articles)
+    splits = read_imdb(tmp_path / "imdb/aclImdb_v1.tar.gz")
+    check_counts(splits, 2 * fm.IMDB_PER_LABEL, "aclImdb_v1.tar.gz")
+    assert len(read_csts(tmp_path / "csts/validation.jsonl")) == 24
+
+
+def test_the_server_answers_the_llm_client_in_the_format_it_parses(tmp_path):
+    from multivec.subencoder.csts import WORD_PROMPT
+    from multivec.subencoder.llm_client import ChatClient, segmentation_prompt
+
+    server = serve_in_thread(0)
+    try:
+        client = ChatClient(f"http://127.0.0.1:{server.server_address[1]}/v1", "gpt-3.5-turbo", tmp_path / "cache")
+        claims = client.segment("The fire spread quickly, and residents of the town were told to leave.")
+        assert claims == ["The fire spread quickly.", "residents of the town were told to leave."]
+        assert client.stats.requests == 1 and client.stats.malformed == 0
+        assert client.segment("The fire spread quickly, and residents of the town were told to leave.") == claims
+        assert client.stats.cache_hits == 1
+        words = client.complete(WORD_PROMPT.format(sentence="Seven people died in the flood.", condition="Count."))
+        assert words == "Seven, people"
+        import urllib.error
+        import urllib.request
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/v1/nothing")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert reply_for(segmentation_prompt("Short one.")) == "1. Short one."
+
+
+def _dry_run_rules(*args, cwd=REPO):
+    """Rules of the DAG of target `all`, from a dry run's job statistics."""
+    result = subprocess.run([SNAKEMAKE, "all", "-n", "--quiet", "rules", "--cores", "2", *args], cwd=cwd,
+                            env=dict(os.environ, HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stats = result.stdout.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {line.split()[0] for line in stats.splitlines()[3:] if line.strip()}
+
+
+def _workflow_rules(cwd=REPO):
+    result = subprocess.run([SNAKEMAKE, "--list-rules", *REHEARSAL], cwd=cwd, capture_output=True, text=True,
+                            env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return {line.strip() for line in result.stdout.splitlines() if re.fullmatch(r"\s*\w+\s*", line)}
+
+
+@pytest.fixture(scope="module")
+def fixture_mirror(tmp_path_factory, mirror):
+    out = tmp_path_factory.mktemp("rehearsal") / "mirror"
+    fm.write_fixture_mirror(out, mirror)
+    return out
+
+
+def test_the_rehearsal_dag_is_the_paper_dag_with_c_sts(fixture_mirror, tmp_path, monkeypatch):
+    """Rule coverage cannot shrink silently: the rehearsal's DAG holds every rule of the workflow, which is
+    every rule of the paper DAG plus C-STS (opt-in at paper scale: its data has access terms)."""
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", str(fixture_mirror))
+    rehearsal = _dry_run_rules(*REHEARSAL, "--directory", str(tmp_path / "r"))
+    paper = _dry_run_rules("--configfile", "config/paper.yaml", "--directory", str(tmp_path / "p"))
+    assert rehearsal == paper | {"subencoder_eval_csts"}, (sorted(rehearsal ^ (paper | {"subencoder_eval_csts"})))
+    assert rehearsal == _workflow_rules()
+    assert len(rehearsal) >= 80
+
+
+def _rules_that_ran(workdir: Path) -> set[str]:
+    """Rules with an output recorded in Snakemake's metadata (one JSON record per output file)."""
+    ran = set()
+    for record in (workdir / ".snakemake" / "metadata").iterdir():
+        ran.add(json.loads(record.read_text())["rule"])
+    return ran
+
+
+@pytest.mark.e2e
+def test_rehearsal_runs_every_rule_of_the_paper_dag(fixture_mirror, copy_workflow, tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", MULTIVEC_DATA_MIRROR=str(fixture_mirror), OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env.pop(REGISTRY_OVERLAY_ENV, None)
+    try:
+        server = serve_in_thread(DEFAULT_PORT)
+    except OSError as err:
+        pytest.fail(f"cannot start the rehearsal's OpenAI-compatible server on 127.0.0.1:{DEFAULT_PORT} "
+                    f"(config/rehearsal.yaml subencoder.llm.base_url): {err}")
+    start = time.monotonic()
+    try:
+        result = subprocess.run([SNAKEMAKE, "all", "--cores", "2", *REHEARSAL], cwd=work, env=env,
+                                capture_output=True, text=True, timeout=BUDGET_S + 300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    elapsed = time.monotonic() - start
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-20000:]
+    print(f"rehearsal of every paper target: {elapsed:.0f} s")
+    expected = _workflow_rules(work) - {"all"}  # `all` has no output of its own
+    missing = expected - _rules_that_ran(work)
+    assert not missing, f"rules of the paper DAG that did not run in the rehearsal: {sorted(missing)}"
+    for name in ("table2.csv", "claims.csv", "subencoder_table3.csv", "subencoder_table7.csv", "distill_imdb.csv",
+                 "nugget_table3_lm.csv", "nugget_table4_ablations.csv"):
+        assert (work / "results" / name).is_file(), name
+    assert "scale rehearsal" in (work / "results" / "distill_imdb.md").read_text().lower() or \
+        "rehearsal" in (work / "results" / "distill_imdb.md").read_text()
+    assert elapsed <= BUDGET_S, f"the rehearsal took {elapsed:.0f} s, over the {BUDGET_S} s budget"
