@@ -44,11 +44,18 @@ def distill_student_config(seed=None, run=""):
             "freeze_backbone": str(run).endswith(FROZEN_SUFFIX)}
 
 
+def distill_loss_label(run, loss):
+    """The table's loss column: the losses of the run, and whether its backbone was frozen."""
+    label = "+".join(x for x in (loss["structural"], loss["contextual"]) if x)
+    return f"{label} (backbone frozen)" if run.endswith(FROZEN_SUFFIX) else label
+
+
 def distill_note():
     """The table's first line: scale, student, schedule, seeds and the loss combination."""
     train, student, loss = config["distill"]["train"], config["distill"]["student"], config["distill"]["loss"]
+    chunks = f" in chunks of {student['chunk_tokens']}" if student.get("chunk_tokens") else ""
     return (f"Scale {config['scale']}; student {student['backbone']} reading up to {student['max_tokens']} tokens"
-            f"{' in chunks of ' + str(student['chunk_tokens']) if student.get('chunk_tokens') else ''} "
+            f"{chunks} "
             f"({train['max_steps']} steps of batch {train['batch_size']} x {train.get('grad_accumulation', 1)}, "
             f"lr {train['lr']} backbone / {train.get('lr_scratch') or train['lr']} heads, "
             f"seeds {', '.join(map(str, model_seeds('tables')))}); combination {loss['combination']} "
@@ -94,8 +101,7 @@ def distill_table_entries(seedset="tables"):
             entries.append({"name": f"student_{run}", "kind": "student", "seed": seed,
                             "frozen": run.endswith(FROZEN_SUFFIX),
                             "model": config["distill"]["student"]["backbone"],
-                            "loss": "+".join(x for x in (loss["structural"], loss["contextual"]) if x)
-                            + (" (backbone frozen)" if run.endswith(FROZEN_SUFFIX) else ""),
+                            "loss": distill_loss_label(run, loss),
                             "summary": f"{DISTILL_STUDENT_MODEL.format(run=run, seed=seed)}/training_summary.json",
                             "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, seed=seed, split=f"eval_{t}")
                                            for t in tasks}})

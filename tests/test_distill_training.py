@@ -219,3 +219,14 @@ def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_least_sq
         assert all(row[f"train_{term}"] != "" for row in rows), term
     start = json.loads((tmp_path / "model" / "config.json").read_text())["derived"]["structural_head_start"]
     assert start["init"] == "lstsq" and start["r2"] > 0.5  # 12 documents, 32 inputs: the fit is near exact
+
+
+def test_training_pieces_that_share_text_with_an_evaluation_document_are_dropped():
+    """Paper scale trains on WikiText-103, from which RR's passages are also cut: such pieces must go."""
+    from multivec.distill.documents import drop_evaluation_overlap
+
+    passage = "the river flows past the old mill and under the stone bridge before it reaches the sea at dawn"
+    train = [{"id": "a", "text": "an unrelated article about trains and timetables in the north " * 3},
+             {"id": "b", "text": "intro words here. " + passage + " and then more words follow"}]
+    kept, dropped = drop_evaluation_overlap(train, {"rr": [{"id": "q", "text": passage}]})
+    assert [row["id"] for row in kept] == ["a"] and dropped == ["b"]

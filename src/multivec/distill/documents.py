@@ -178,6 +178,28 @@ def check_no_overlap(train: list[dict], evaluation: dict[str, list[dict]]) -> No
                              f"documents, e.g. {leaked[:3]}")
 
 
+OVERLAP_NGRAM = 8  # the overlap audit's n (multivec.data.overlap)
+OVERLAP_MIN_SHARED = 8  # a training document sharing this many 8-grams with the evaluation documents is dropped
+
+
+def drop_evaluation_overlap(train: list[dict], evaluation: dict[str, list[dict]],
+                            min_shared: int = OVERLAP_MIN_SHARED) -> tuple[list[dict], list[str]]:
+    """Training documents that share fewer than ``min_shared`` word 8-grams with every evaluation document
+    together, and the ids of those dropped. Paper scale needs it: RR's passages are cut from WikiText-103,
+    whose training articles are also the student's training documents (``distill.data.drop_evaluation_overlap``)."""
+    import numpy as np
+
+    from multivec.data.overlap import contains, ngram_set, ngram_table
+
+    evaluation_set = ngram_set(((row["id"], row["text"]) for rows in evaluation.values() for row in rows),
+                               OVERLAP_NGRAM)
+    table = ngram_table(((row["id"], row["text"]) for row in train), OVERLAP_NGRAM)
+    shared = np.bincount(table.document, weights=contains(evaluation_set, table.hashes), minlength=len(train))
+    kept = [row for row, count in zip(train, shared) if count < min_shared]
+    dropped = [row["id"] for row, count in zip(train, shared) if count >= min_shared]
+    return kept, dropped
+
+
 def ranking_documents(folder: str | os.PathLike, n_queries: int | None, out_folder: str | os.PathLike) -> list[dict]:
     """Cut a Table 2 ranking task to its first ``n_queries`` queries, save it to ``out_folder`` and
     return its documents."""
