@@ -573,7 +573,8 @@ def test_the_schema_itself_has_no_duplicate_keys(tmp_path):
 
 INCONSISTENT = {
     "warmup_above_steps": ({("train", "warmup_steps"): 51}, ["train.warmup_steps: 51", "train.max_steps (50)"]),
-    "analysis_warmup_above_steps": ({("nugget_analysis", "train", "warmup_steps"): 121},
+    "analysis_warmup_above_steps": ({("nugget_analysis", "train", "warmup_steps"): 121,
+                                     ("nugget_analysis", "train", "max_steps"): 120},
                                     ["nugget_analysis.train.warmup_steps: 121",
                                      "nugget_analysis.train.max_steps (120)"]),
     "lm_warmup_above_inherited_steps": ({("nugget_lm", "train"): {"warmup_steps": 51}},
