@@ -117,11 +117,15 @@ def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
                                    "PI_sd", "RR", "RR_lo", "RR_hi", "RR_sd", "paper_PI", "paper_RR",
                                    "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "best_dev_loss",
                                    "unigram_nats", "gate", "n_seeds"]
-    assert len(table) == 10
+    assert len(table) == 14  # + 4 token-pooling rows (issue 18)
+    pooled = table[table["model"] == "Token pooling"].set_index("ratio")["vectors_per_doc"]
+    nuggets = table[table["row"].str.startswith("nugget_mt_")].set_index("ratio")["vectors_per_doc"]
+    assert pooled.sort_index().round(6).tolist() == nuggets.sort_index().round(6).tolist()  # NUGGET's k per document
     assert (table["PI_lo"] <= table["PI"]).all() and (table["PI"] <= table["PI_hi"]).all()
     assert (table["n_seeds"] == 1).all()  # smoke's tables seed set: [13]
     tests = pd.read_csv(work / "results/table2_tests.csv")
-    assert len(tests) == 10 and tests["p_holm"].between(0, 1).all()  # 5 NUGGET rows vs their TSDAE x PI, RR
+    # 5 NUGGET rows vs their TSDAE and token pooling at their ratio x PI, RR
+    assert len(tests) == 20 and tests["p_holm"].between(0, 1).all()
     markdown = (work / "results/table2.md").read_text()
     assert "Claims on this table" in markdown and "N1" in markdown and "N2" in markdown
     saved = json.loads((work / "models/nugget/mt/r0.1_l2_learned_fb/seed13/config.json").read_text())
@@ -141,6 +145,7 @@ def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
     for artifact in ["data/built/corpora/autoencoding/train.jsonl", "data/built/tasks/pi",
                      "results/table2/nugget_mt_r0.1/seed13/pi.rankings.jsonl",
                      "data/encodings/nugget_mt_r0.1/seed13/pi", "models/nugget/mt/r0.1_l2_learned_fb/seed13",
+                     "data/encodings/token_pooling/r0.1/pi",
                      "results/table2.csv",
                      "data/statistics/units/table2.tables.parquet"]:
         shown = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(work / artifact)],
