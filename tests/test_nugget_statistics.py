@@ -187,7 +187,7 @@ def test_config_declares_the_nugget_comparisons_and_claims_name_registered_rows(
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     comparisons = config["statistics"]["comparisons"]
     assert {"row": "nugget_mt_r0.1", "against": ["tsdae_mt", "token_pooling_r0.1"]} in comparisons["table2"]
-    assert {"row": "nugget_ae_r0.25", "against": ["tsdae_ae"]} in comparisons["table2"]
+    assert {"row": "nugget_ae_r0.25", "against": ["tsdae_ae", "token_pooling_r0.25"]} in comparisons["table2"]
     assert comparisons["nugget_table4"][0] == {"row": "nugget_l3", "against": ["random", "chunking",
                                                                               "sentence_boundary", "nugget_l0",
                                                                               "no_feedback"]}
