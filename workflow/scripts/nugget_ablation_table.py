@@ -3,18 +3,21 @@ from multivec.evaluation.ranking_evaluation import read_row_metrics
 from multivec.evaluation.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
+from multivec.nugget.gates import checked_models, gate_notes
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     metrics = read_row_metrics(snakemake.input.evaluations)
     records = []
+    gates = checked_models(p.model_dirs)  # sanity gates (issue 18): failures are logged and named in the table
     for name in p.rows:
         folder = p.model_dirs[name]
         saved = read_json(f"{folder}/config.json")
         if "model" not in saved:
             raise ValueError(f"{folder}/config.json has no 'model' key (a NuggetModel config)")
-        records.append(table4_record(name, saved["model"], metrics[name], read_json(f"{folder}/training_summary.json")))
+        records.append(table4_record(name, saved["model"], metrics[name], read_json(f"{folder}/training_summary.json"),
+                                     gates[name]))
     stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
     df = stats.add_columns(assemble_table4(records), "name", METRICS, require=True)
     stats.write_tests(snakemake.output.tests)
@@ -22,6 +25,7 @@ with rule_logging(snakemake.log[0]) as log:
     header = [f"Scale: **{p.scale}**. Encoder: `{p.nugget_encoder}`. The paper's l -> ours: "
               + ", ".join(f"{k} -> {v}" for k, v in sorted(p.layers.items())) + " (`nugget_ablation.layers`).",
               "", statistics_note(p.statistics["confidence"], p.seeds, "queries")]
-    notes = statistics_lines(stats, snakemake.input.claims, {"nugget_table4": snakemake.input.units}, p.claims)
+    notes = gate_notes(gates) + statistics_lines(stats, snakemake.input.claims,
+                                                 {"nugget_table4": snakemake.input.units}, p.claims)
     write_table4(df, snakemake.output.csv, snakemake.output.md, header, share, notes)
     log.info("\n%s", df.to_string(index=False))

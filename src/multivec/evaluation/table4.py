@@ -35,13 +35,17 @@ LABELS = {**{name: label for name, (label, _, _) in PAPER_TABLE4.items()},
 
 METRICS = ["PI", "RR"]  # with the statistics, each is followed by <metric>_lo, _hi, _sd (multivec.statistics)
 TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
-                  "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps", "best_dev_loss"]
+                  "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps", "best_dev_loss",
+                  "unigram_nats", "gate"]
+# unigram_nats / gate: the sanity gate (multivec.nugget.gates, issue 18): a row's best dev loss must be below the
+# unigram entropy of its dev targets; "ok", or "FAILED: ..." naming both numbers.
 
 
 def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, dict[str, Any]],
-                  training: dict[str, Any] | None) -> dict[str, Any]:
+                  training: dict[str, Any] | None, gate: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row from the model's saved ``config.json`` (its ``nugget`` fields), the per-task metrics
-    (``results/nugget_table4/<name>/<task>.json``) and its training summary."""
+    (``results/nugget_table4/<name>/<task>.json``), its training summary and its sanity gate
+    (``multivec.nugget.gates.dev_loss_gate``)."""
     if name not in TABLE4_ABLATIONS:
         raise ValueError(f"unknown Table 4 row {name!r}; known: {', '.join(TABLE4_ABLATIONS)}")
     for task in ("pi", "rr"):
@@ -67,6 +71,8 @@ def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, di
         "train_steps": training.get("train_steps") if training else None,
         # how much each ablation learned on its own objective (MT dev cross-entropy, nats per target token)
         "best_dev_loss": training.get("best_dev_loss") if training else None,
+        "unigram_nats": gate["unigram_nats"] if gate else None,
+        "gate": gate["gate"] if gate else None,
     }
 
 
@@ -85,7 +91,7 @@ def _cell(value, column: str) -> str:
         return f"{float(value):.1f}"
     if column == "r":
         return f"{float(value):.4g}"
-    if column == "best_dev_loss":
+    if column in ("best_dev_loss", "unigram_nats"):
         return f"{float(value):.3f}"
     return str(value)
 
