@@ -238,3 +238,17 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag(fixture_mirror, copy_workflo
     assert "scale rehearsal" in (work / "results" / "distill_imdb.md").read_text().lower() or \
         "rehearsal" in (work / "results" / "distill_imdb.md").read_text()
     assert elapsed <= BUDGET_S, f"the rehearsal took {elapsed:.0f} s, over the {BUDGET_S} s budget"
+
+
+@pytest.mark.parametrize("block", [("nugget_analysis", "train"), ("nugget_lm", "train")])
+def test_paper_training_overrides_inherit_nothing_from_the_demo(block):
+    """Config files merge key by key: a paper-scale override block written `{}` kept the demo's step counts
+    (the rehearsal found the zoo and the LMs training 100 and 60 steps at paper scale, issue 21)."""
+    from snakemake.utils import update_config
+
+    merged = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    paper = yaml.safe_load((REPO / "config/paper.yaml").read_text())
+    update_config(merged, paper)
+    section, key = block
+    inherited = {k: v for k, v in merged[section][key].items() if k not in (paper[section].get(key) or {})}
+    assert not inherited, f"config/paper.yaml {section}.{key} inherits demo values {inherited} from config/config.yaml"
