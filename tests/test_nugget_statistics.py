@@ -212,15 +212,21 @@ def test_claim_units_train_every_claim_seed_into_its_own_folder(mirror, tmp_path
     assert listed.returncode == 0, listed.stderr[-3000:]
     out = listed.stdout
     for seed in (13, 14):
-        for path in (f"models/nugget/mt_r0.1/seed{seed}/model.safetensors", f"models/tsdae/mt/seed{seed}/config.json",
-                     f"models/nugget_long/ae_r0.1/seed{seed}/model.safetensors",
-                     f"models/nugget_ablation/random/seed{seed}/model.safetensors",
+        # one zoo (issue 18): smoke's scorer layer is 2
+        for path in (f"models/nugget/mt/r0.1_l2_learned_fb/seed{seed}/model.safetensors",
+                     f"models/nugget/mt/tsdae/seed{seed}/config.json",
+                     f"models/nugget/ae/r0.1_l2_learned_fb/seed{seed}/model.safetensors",
+                     f"models/nugget/mt/r0.1_l2_random_fb/seed{seed}/model.safetensors",
                      f"models/nugget_lm/nugget_r0.1/seed{seed}/model.safetensors",
                      f"results/table2/nugget_mt_r0.1/seed{seed}/pi.rankings.jsonl"):
             assert path in out, path
-    assert "models/nugget/mt_r0.1/model.safetensors" not in out
+    assert "models/nugget/mt/r0.1_l2_learned_fb/model.safetensors" not in out
+    # every seed starts from the one shared r = 1 model of its objective (data seed 13)
+    assert "models/nugget/mt/base_r1/seed13/model.safetensors" in out
+    assert "models/nugget/mt/base_r1/seed14/" not in out
     # only the rows a claim names are trained at the claim seeds
-    for path in ("models/nugget/ae_r0.25/seed14/", "models/nugget_ablation/nugget_l6/seed14/",
+    # (AE r = 0.25 is trained at seed 14: Table 2's row is Fig. 4's ae_r0.25, which a claim names)
+    for path in ("models/nugget/mt/rsb_l2_learned_fb/seed14/",
                  "models/nugget_lm/transformer/seed14/", "results/table2/bm25/"):
         assert path not in out, path
     assert "data/statistics/units/table2.claims.parquet" in out
