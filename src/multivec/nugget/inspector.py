@@ -1,7 +1,7 @@
 """Inspectors for what NUGGET training writes (``modeling.py``, ``training.py``, NUGGET §3-4):
 
-- a trained model folder ``models/nugget/<objective>_r<ratio>/seed<seed>/`` or ``models/tsdae/<objective>/seed<seed>/``
-  (and the other NUGGET model families, ``models/nugget_{long,ablation,lm}/<name>/seed<seed>/``):
+- a trained model folder of the zoo, ``models/nugget/<objective>/<variant>/seed<seed>/`` (``multivec.nugget.zoo``:
+  ``r<r>_l<l>_<selector>_<fb|nofb>``, ``tsdae``, ``base_r1``), or an LM ``models/nugget_lm/<name>/seed<seed>/``:
   ``model.safetensors``, ``config.json`` (``{"model": NuggetConfig, ...}``), ``backbone/``,
   ``source_tokenizer/``, ``target_tokenizer/``, ``training_summary.json``, ``metrics.csv``,
   ``checkpoint/``;
