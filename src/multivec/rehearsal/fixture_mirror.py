@@ -3,7 +3,8 @@
 ``write_fixture_mirror(out, source_mirror)`` writes a data mirror (the layout of the mirror README and of
 ``multivec.data.sources``' ``mirror_path``) in which
 
-- the paper-scale sources are generated from the fixture text (``multivec.rehearsal.fixture_text``), each
+- the paper-scale sources are generated from the fixture text (``multivec.rehearsal.fixture_text``: WordNet
+  glosses, each source its own documents), each
   written exactly as its source ships it: WMT19 en-zh's ``news-commentary-v14.en-zh.tsv.gz`` (gzip, one
   ``en<TAB>zh`` pair a line, a blank line between documents) and ``dev.tgz`` (``dev/newsdev2017-enzh-*.sgm``,
   ``dev/newstest2018-enzh-*.sgm`` WMT SGML); ParaBank v1.0's ``parabank-1.0-full.zip`` (``full/parabank.tsv``,
@@ -37,7 +38,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from multivec.rehearsal.fixture_text import chinese, lee_documents
+from multivec.rehearsal.fixture_text import chinese, documents
 from multivec.resources import ResourceError
 
 OVERLAY_FILE = "registry_overlay.json"
@@ -54,11 +55,6 @@ LINKED_FOLDERS = ["nltk_data"]
 
 class FixtureMirrorError(ResourceError):
     """The fixture mirror cannot be written (a missing or changed source-mirror file); the message names it."""
-
-
-def _documents(start: int, count: int) -> list[tuple[str, ...]]:
-    docs = lee_documents()
-    return [docs[(start + i) % len(docs)] for i in range(count)]
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -111,11 +107,11 @@ def _sgm(setid: str, kind: str, docs: list[tuple[str, list[str]]]) -> bytes:
 
 def wmt19_files() -> dict[str, bytes]:
     """News Commentary v14 en-zh (60 documents) and the WMT19 dev tarball (2 x 6 documents)."""
-    blocks = ["\n".join(f"{en}\t{chinese(en)}" for en in doc) for doc in _documents(0, 60)]
+    blocks = ["\n".join(f"{en}\t{chinese(en)}" for en in doc) for doc in documents("news_commentary")]
     news_commentary = _gzip(("\n\n".join(blocks) + "\n").encode("utf-8"))
     members = []
     for number, setid in enumerate(("newsdev2017", "newstest2018")):
-        docs = [(f"fixture-{setid}-{i}", list(doc)) for i, doc in enumerate(_documents(60 + 6 * number, 6))]
+        docs = [(f"fixture-{setid}-{i}", list(doc)) for i, doc in enumerate(documents("wmt19_dev")[6 * number:6 * number + 6])]
         members.append((f"dev/{setid}-enzh-src.en.sgm", _sgm(setid, "src", docs)))
         members.append((f"dev/{setid}-enzh-ref.zh.sgm",
                         _sgm(setid, "ref", [(d, [chinese(s) for s in segs]) for d, segs in docs])))
@@ -139,7 +135,7 @@ def _paraphrase(sentence: str, variant: int) -> str:
 def parabank_files() -> dict[str, bytes]:
     """ParaBank v1.0 full: ``score<TAB>reference<TAB>paraphrase 1<TAB>paraphrase 2`` per line, 1000 lines."""
     lines = []
-    for number, sentence in enumerate(s for doc in _documents(0, 300) for s in doc):
+    for number, sentence in enumerate(s for doc in documents("parabank") for s in doc):
         if len(lines) >= 1000:
             break
         score = f"{0.5 + (number % 50) / 100:.4f}"
@@ -164,9 +160,9 @@ def _wikitext_raw(docs: list[tuple[str, ...]], offset: int) -> bytes:
 def wikitext103_files() -> dict[str, bytes]:
     """WikiText-103 raw v1: train (120 articles), valid and test (20 each) in ``wikitext-103-raw-v1.zip``."""
     members = [("wikitext-103-raw/", b""),
-               ("wikitext-103-raw/wiki.test.raw", _wikitext_raw(_documents(120, 20), 120)),
-               ("wikitext-103-raw/wiki.train.raw", _wikitext_raw(_documents(0, 120), 0)),
-               ("wikitext-103-raw/wiki.valid.raw", _wikitext_raw(_documents(140, 20), 140))]
+               ("wikitext-103-raw/wiki.test.raw", _wikitext_raw(documents("wikitext103_test"), 120)),
+               ("wikitext-103-raw/wiki.train.raw", _wikitext_raw(documents("wikitext103_train"), 0)),
+               ("wikitext-103-raw/wiki.valid.raw", _wikitext_raw(documents("wikitext103_valid"), 140))]
     return {"wikitext-103/wikitext-103-raw-v1.zip": _zip(members)}
 
 
@@ -174,7 +170,7 @@ def imdb_files(per_label: int = IMDB_PER_LABEL) -> dict[str, bytes]:
     """``aclImdb_v1.tar.gz``: ``per_label`` reviews per split and polarity, two unlabelled ones, vocab, README."""
     members = [("aclImdb/README", b"Large Movie Review Dataset v1.0 (rehearsal fixture)\n"),
                ("aclImdb/imdb.vocab", "\n".join(["the", "and", "a", "of", "to", "is"]).encode("utf-8") + b"\n")]
-    docs = iter(_documents(160, 4 * per_label + 2))
+    docs = iter(documents("imdb", 4 * per_label + 2))
     for split in ("train", "test"):
         for polarity, ratings, verdict in (("neg", (1, 2, 3, 4), "It was a dull and poor film."),
                                            ("pos", (7, 8, 9, 10), "It was a wonderful and moving film.")):
@@ -191,7 +187,7 @@ def imdb_files(per_label: int = IMDB_PER_LABEL) -> dict[str, bytes]:
 def zhou2022_files() -> dict[str, bytes]:
     """Zhou et al. (2022) pairs: consecutive sentences of one news document as ``{id, sentence_a, sentence_b}``."""
     rows = []
-    for d, doc in enumerate(_documents(200, 40)):
+    for d, doc in enumerate(documents("zhou2022")):
         for i in range(len(doc) - 1):
             rows.append({"id": f"realnews-{d}-{i}", "sentence_a": doc[i], "sentence_b": doc[i + 1]})
     return {"zhou2022/pairs.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")}
@@ -201,7 +197,7 @@ def csts_files() -> dict[str, bytes]:
     """C-STS validation as JSONL ``{sentence1, sentence2, condition, label}`` (labels 1-5)."""
     conditions = ["The location.", "The number of people.", "The time of the event.", "The action taken."]
     rows = []
-    for d, doc in enumerate(_documents(240, 24)):
+    for d, doc in enumerate(documents("csts")):
         rows.append({"sentence1": doc[0], "sentence2": doc[1], "condition": conditions[d % len(conditions)],
                      "label": float(1 + d % 5)})
     return {"csts/validation.jsonl": "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")}
@@ -305,6 +301,7 @@ def write_fixture_mirror(out: str | os.PathLike, source_mirror: str | os.PathLik
     from multivec.rehearsal.tiny_models import MPNET_HUB_ID, write_models
 
     out, source_mirror = Path(out), Path(source_mirror)
+    os.environ.setdefault("NLTK_DATA", str(source_mirror / "nltk_data"))  # WordNet, the fixture text
     if out.exists() and any(out.iterdir()):
         raise FixtureMirrorError(f"{out} is not empty: the fixture mirror is written to a new folder")
     out.mkdir(parents=True, exist_ok=True)
