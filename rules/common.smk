@@ -98,6 +98,23 @@ def zoo_train_config(variant, seed=None):
     return settings
 
 
+def zoo_train_inputs(wildcards):
+    """A zoo model's corpus, the shared r = 1 model it starts from (not for the base itself), and r_sb's share
+    for Table 4's sentence-ratio rows (SENTENCE_SHARE: rules/nugget_ablation_common.smk)."""
+    inputs = {"train": corpus(wildcards.objective, "train"), "dev": corpus(wildcards.objective, "dev")}
+    if wildcards.variant != _zoo.BASE_VARIANT:
+        inputs["init"] = f"{base_dir(wildcards.objective)}/model.safetensors"
+    if wildcards.variant.startswith("rsb_"):  # Table 4's r_sb rows: the measured share is the ratio
+        inputs["sentence_share"] = SENTENCE_SHARE
+    return inputs
+
+
+def figure_model_inputs(wildcards):
+    """The dev corpus and the zoo model of (objective, ratio, seed)."""
+    return {"dev": corpus(wildcards.objective, "dev"),
+            **long_model_files(wildcards.objective, wildcards.ratio, wildcards.seed)}
+
+
 def row_variant(row):
     """The zoo variant of a Table 2 row: NUGGET at the `nugget` block's scorer layer, selector and feedback."""
     if row["kind"] == "tsdae":

@@ -7,15 +7,6 @@
 # pretrained encoder. Training resumes from <model>/checkpoint/ if a previous run was killed.
 
 
-def zoo_train_inputs(wildcards):
-    inputs = {"train": corpus(wildcards.objective, "train"), "dev": corpus(wildcards.objective, "dev")}
-    if wildcards.variant != _zoo.BASE_VARIANT:
-        inputs["init"] = f"{base_dir(wildcards.objective)}/model.safetensors"
-    if wildcards.variant.startswith("rsb_"):  # Table 4's r_sb rows: the measured share is the ratio
-        inputs["sentence_share"] = SENTENCE_SHARE
-    return inputs
-
-
 rule train_nugget:
     input:
         unpack(zoo_train_inputs),

@@ -16,12 +16,6 @@ FIGURE_SEED = model_seeds("tables")[0]
 
 from multivec.nugget.analysis.selected_tokens import SHARE_METRICS as _SHARE_METRICS
 
-def figure_model_inputs(wildcards):
-    """The dev corpus and the zoo model of (objective, ratio, seed)."""
-    return {"dev": corpus(wildcards.objective, "dev"),
-            **long_model_files(wildcards.objective, wildcards.ratio, wildcards.seed)}
-
-
 register_stat_table("nugget_fig4", "nugget", rows=long_rows(), metrics=["BLEU"])
 register_stat_table("nugget_fig5", "nugget", rows=LONG_OBJECTIVES, metrics=_SHARE_METRICS)
 

@@ -33,6 +33,8 @@ def model():
             layer.encoder_attn.out_proj.bias.normal_(0, 0.5)
             layer.encoder_attn.out_proj.weight.mul_(20)
         model.decoder.decoder.embed_tokens.weight.mul_(8)
+        if model.decoder.output_projection is not None:  # the untied output layer (issue 18) too: sharp softmax
+            model.decoder.output_projection.weight.mul_(8)
     return model
 
 
