@@ -20,7 +20,7 @@ in a temporary copy of the workflow. Then, from SLURM itself:
     partitions and nothing runs or is submitted, not even a download;
 (d) a node lost while a rule runs, with the submitting Snakemake killed too: the rerun says how to
     unlock, then ``--rerun-incomplete`` (set in the profile) reruns the incomplete job;
-(e) a job killed mid-training (SIGKILL right after step 3's checkpoint, by the training engine's
+(e) a job killed mid-training (SIGKILL right after its first checkpoint, by the training engine's
     ``MULTIVEC_KILL_AFTER_STEP`` hook inside the SLURM job: at smoke scale a step takes ~0.1 s, too
     short to aim ``scancel`` between checkpoints) resumes from its checkpoint;
 and after (d) and (e) every output is byte-identical to the uninterrupted run's.
@@ -31,6 +31,8 @@ below without a cluster, on recorded ``scontrol`` output.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import shutil
@@ -45,9 +47,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from multivec.cluster_preflight import (Cluster, Node, Partition, PreflightError, Request, check_requests,
-                                        parse_gpus, parse_minutes, parse_records, problems, read_cluster,
-                                        request_of_job)
+from multivec.cluster_preflight import (PreflightError, Request, check_requests, parse_gpus, parse_minutes,
+                                        parse_records, problems, read_cluster, request_of_job)
 from multivec.cluster_profile import PLACEHOLDERS, ProfileError, site_profile_text, write_site_profile
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,18 +56,17 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 START, STOP = REPO / "scripts/slurm/start_local_slurm.sh", REPO / "scripts/slurm/stop_local_slurm.sh"
 ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_local_slurm.sh creates
 
-# The DAG run through SLURM: smoke scale, one NUGGET model from its corpus to its PI ranking, plus a job on
-# the profile's default resources (distill_eval_task has none of its own): 7 SLURM jobs in 4 rule families.
-# The rehearsal (issue 21, items 1-3) swaps in here: its config file and targets.
+# The DAG run through SLURM: smoke scale, one NUGGET model (and the shared base model it starts from) from
+# its corpus to its encoding of the PI task, plus a job on the profile's default resources
+# (distill_eval_task has none of its own): 4 rule families, on both partitions. Which model folder the
+# encoding reads is taken from the DAG (Snakemake's dry run), not written here. The rehearsal (issue 21,
+# items 1-3) swaps in here: its config file and targets.
 DAG_CONFIG = ["--configfile", "config/smoke.yaml"]
-MODEL = "models/nugget/ae_r0.25/seed13"
 ENCODING = "data/encodings/nugget_ae_r0.25/seed13/pi"
-RESULT = "results/table2/nugget_ae_r0.25/seed13/pi"
-DAG_TARGETS = [f"{RESULT}.json", "data/built/distill/eval_lee.jsonl"]
+DAG_TARGETS = [ENCODING, "data/built/distill/eval_lee.jsonl"]
 LOCAL_RULES = {"download", "gensim_test_data"}  # localrules: run where Snakemake runs, never submitted
-# Outputs that must come out byte-identical after a kill and a rerun.
-COMPARED = [f"{MODEL}/model.safetensors", f"{MODEL}/config.json", f"{ENCODING}/vectors.safetensors",
-            f"{ENCODING}/documents.jsonl", f"{ENCODING}/info.json", f"{RESULT}.json", f"{RESULT}.rankings.jsonl"]
+# Outputs that must come out byte-identical after kills and reruns (besides the model's weights and config).
+COMPARED = [f"{ENCODING}/vectors.safetensors", f"{ENCODING}/documents.jsonl", f"{ENCODING}/info.json"]
 # Test only: the plugin's first status check comes 40 s after a submission by default.
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "1"]
 RUN_TIMEOUT = 900  # s, a guard against a hang, never a measurement
@@ -291,16 +291,19 @@ def _sacct(run_id: str, since: datetime) -> list[dict]:
     return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
 
 
-def _dry_run_jobs(output: str) -> dict[str, list[dict]]:
-    """{rule: [resources of each job]} from a dry run's job list (threads included)."""
-    jobs: dict[str, list[dict]] = {}
+def _dry_run_jobs(output: str) -> list[dict]:
+    """Each job of a dry run's job list: rule, input, output and log files, resources (threads included)."""
+    jobs = []
     for block in output.split("\nrule ")[1:]:
-        rule = block.split(":", 1)[0].strip()
+        job = {"rule": block.split(":", 1)[0].strip()}
+        for key in ("input", "output", "log"):
+            found = re.search(rf"^\s+{key}: (.*)$", block, re.MULTILINE)
+            job[key] = found.group(1).split(", ") if found else []
         found = re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)
         threads = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
-        resources = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
-        resources["threads"] = int(threads.group(1)) if threads else 1
-        jobs.setdefault(rule, []).append(resources)
+        job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
+        job["resources"]["threads"] = int(threads.group(1)) if threads else 1
+        jobs.append(job)
     return jobs
 
 
@@ -311,11 +314,11 @@ def _rule_of(comment: str, rules) -> str:
     return matches[0]
 
 
-def _wait(condition, what: str, seconds: float = 300, context=lambda: ""):
+def _wait(condition, what: str, seconds: float = 300):
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {seconds} s\n{context()}")
+            raise AssertionError(f"{what} did not happen within {seconds} s")
         time.sleep(0.2)
 
 
@@ -327,45 +330,55 @@ def cluster_run(slurm, mirror, copy_workflow, tmp_path_factory):
     profile = write_site_profile(root / "profile", ACCOUNT, CPU_PARTITION, GPU_PARTITION)
     dry = _snakemake(work, mirror, DAG_TARGETS, profile, "-n")
     assert dry.returncode == 0, dry.out
+    planned = _dry_run_jobs(dry.out)
+    encode = [job for job in planned if job["rule"] == "encode_task"]
+    assert len(encode) == 1, planned
+    model = next(Path(f).parent for f in encode[0]["input"] if f.endswith("model.safetensors"))
+    trainer = next(job for job in planned if f"{model}/model.safetensors" in job["output"])
     since = datetime.now() - timedelta(minutes=1)
     result = _snakemake(work, mirror, DAG_TARGETS, profile)
     assert result.returncode == 0, result.out[-6000:]
-    return SimpleNamespace(root=root, work=work, profile=profile, expected=_dry_run_jobs(dry.out), out=result.out,
-                           jobs=_sacct(_run_id(result.out), since), since=since, node=slurm.node)
+    return SimpleNamespace(root=root, work=work, profile=profile, planned=planned, out=result.out, model=str(model),
+                           train_log=trainer["log"][0], jobs=_sacct(_run_id(result.out), since), node=slurm.node)
+
+
+def _submitted(planned: list[dict]) -> list[dict]:
+    return [job for job in planned if job["rule"] not in LOCAL_RULES]
 
 
 @pytest.mark.e2e
 def test_every_job_ran_with_the_account_partition_memory_and_time_the_profile_asked_for(cluster_run):
-    expected, jobs = cluster_run.expected, cluster_run.jobs
-    submitted = {rule: rs for rule, rs in expected.items() if rule not in LOCAL_RULES}
-    assert set(expected) - set(submitted) == LOCAL_RULES  # the downloads ran here, not in SLURM
-    assert "SLURM pre-flight check: 7 jobs fit the cluster" in cluster_run.out
-    assert sorted(_rule_of(j["Comment"], submitted) for j in jobs) == sorted(
-        rule for rule, rs in submitted.items() for _ in rs)
+    submitted, jobs = _submitted(cluster_run.planned), cluster_run.jobs
+    rules = {job["rule"] for job in submitted}
+    assert {job["rule"] for job in cluster_run.planned} - rules == LOCAL_RULES  # downloads ran here, not in SLURM
+    assert f"SLURM pre-flight check: {len(submitted)} jobs fit the cluster" in cluster_run.out
+    assert sorted(_rule_of(j["Comment"], rules) for j in jobs) == sorted(job["rule"] for job in submitted)
     for job in jobs:
-        rule = _rule_of(job["Comment"], submitted)
-        asked = submitted[rule][0]
-        assert all(r == asked for r in submitted[rule]), (rule, submitted[rule])
+        rule = _rule_of(job["Comment"], rules)
+        asked = [j["resources"] for j in submitted if j["rule"] == rule]
+        assert all(r == asked[0] for r in asked), (rule, asked)
         seen = (job["State"], job["Account"], job["Partition"], job["ReqMem"], parse_minutes(job["Timelimit"]),
                 int(job["AllocCPUS"]))
-        assert seen == ("COMPLETED", asked["slurm_account"], asked["slurm_partition"], f"{asked['mem_mb']}M",
-                        int(asked["runtime"]), asked["threads"]), (rule, job, asked)
+        assert seen == ("COMPLETED", asked[0]["slurm_account"], asked[0]["slurm_partition"], f"{asked[0]['mem_mb']}M",
+                        int(asked[0]["runtime"]), asked[0]["threads"]), (rule, job, asked[0])
     # what the profile and the config ask for, by rule family
     profile = yaml.safe_load((cluster_run.profile / "config.yaml").read_text())
     smoke = {**yaml.safe_load((REPO / "config/config.yaml").read_text())["resources"],
              **(yaml.safe_load((REPO / "config/smoke.yaml").read_text()).get("resources") or {})}
-    by_rule = {_rule_of(j["Comment"], submitted): j for j in jobs}
+    by_rule = {_rule_of(j["Comment"], rules): j for j in jobs}
     defaults = profile["default-resources"]
     assert by_rule["distill_eval_task"]["ReqMem"] == f"{defaults['mem_mb']}M"  # no resources of its own
     assert parse_minutes(by_rule["distill_eval_task"]["Timelimit"]) == defaults["runtime"]
     assert by_rule["train_nugget"]["ReqMem"] == f"{smoke['train']['mem_mb']}M"
     assert parse_minutes(by_rule["train_nugget"]["Timelimit"]) == smoke["train"]["runtime"]
-    assert parse_minutes(by_rule["pi_task"]["Timelimit"]) == smoke["build"]["runtime"]
+    assert parse_minutes(by_rule["autoencoding_corpus"]["Timelimit"]) == smoke["build"]["runtime"]
+    assert parse_minutes(by_rule["encode_task"]["Timelimit"]) == smoke["encode"]["runtime"]
     on_gpu_partition = {rule for rule in by_rule if rule in profile["set-resources"]}
-    assert on_gpu_partition == {"train_nugget", "frozen_bottom_states", "encode_task"}
+    assert {"train_nugget", "encode_task"} <= on_gpu_partition and "autoencoding_corpus" not in on_gpu_partition
     assert all(by_rule[r]["Partition"] == (GPU_PARTITION if r in on_gpu_partition else CPU_PARTITION)
                for r in by_rule)
     assert {j["Account"] for j in jobs} == {ACCOUNT}
+    assert len([j for j in jobs if _rule_of(j["Comment"], rules) == "train_nugget"]) >= 2  # base model, then ours
 
 
 def _ref_copy(cluster_run, name: str) -> Path:
@@ -379,12 +392,13 @@ def _ref_copy(cluster_run, name: str) -> Path:
 @pytest.mark.e2e
 def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_run, mirror):
     work = _ref_copy(cluster_run, "gpu")
-    shutil.rmtree(work / MODEL)
+    shutil.rmtree(work / cluster_run.model)
     (work / "gpu.yaml").write_text("resources:\n  train: {gpu: 1}\n")  # as config/paper.yaml asks
     args = (cluster_run.profile, "--configfile", "config/smoke.yaml", "gpu.yaml")
+    target = [f"{cluster_run.model}/model.safetensors"]
     since = datetime.now() - timedelta(minutes=1)
 
-    checked = _snakemake(work, mirror, [f"{MODEL}/model.safetensors"], *args)
+    checked = _snakemake(work, mirror, target, *args)
     assert checked.returncode != 0
     assert ("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; 1 problem:\n"
             f"  - 1 GPU requested on partition '{GPU_PARTITION}', which has no GPU; sbatch would refuse the job "
@@ -394,7 +408,7 @@ def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_
 
     # Without the pre-flight check: the plugin writes the request as --gpus=1, sbatch refuses it at once,
     # and Snakemake's error shows sbatch's message and call.
-    submitted = _snakemake(work, mirror, [f"{MODEL}/model.safetensors"], *args, "--no-hooks")
+    submitted = _snakemake(work, mirror, target, *args, "--no-hooks")
     assert submitted.returncode != 0
     error = submitted.out[submitted.out.index("Error in rule train_nugget"):]
     assert "SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission failed: Requested " \
@@ -414,15 +428,17 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
     message = result.out[result.out.index("SLURM pre-flight check"):]
     assert message.startswith("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; "
                               "3 problems:\n"), message
-    assert ("  - account 'CHANGE_ME_account' is not an account of user root (sacctmgr associations: multivec, root): "
-            "7 jobs of rules autoencoding_corpus, distill_eval_task, encode_task, evaluate_ranking, "
-            "frozen_bottom_states, pi_task, train_nugget (set by default-resources)\n") in message
-    assert ("  - partition 'CHANGE_ME_cpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
-            "4 jobs of rules autoencoding_corpus, distill_eval_task, evaluate_ranking, pi_task (set by "
-            "default-resources)\n") in message
-    assert ("  - partition 'CHANGE_ME_gpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
-            "3 jobs of rules encode_task, frozen_bottom_states, train_nugget (set by set-resources of rules "
-            "encode_task, frozen_bottom_states, train_nugget)\n") in message
+    submitted = _submitted(cluster_run.planned)
+    on_gpu = {job["rule"] for job in submitted if job["resources"]["slurm_partition"] == GPU_PARTITION}
+    on_cpu = {job["rule"] for job in submitted} - on_gpu
+    count = {rules: sum(job["rule"] in rules for job in submitted) for rules in (frozenset(on_gpu), frozenset(on_cpu))}
+    assert (f"  - account 'CHANGE_ME_account' is not an account of user root (sacctmgr associations: {ACCOUNT}, root): "
+            f"{len(submitted)} jobs of rules {', '.join(sorted(on_cpu | on_gpu))} (set by default-resources)\n") in message
+    assert (f"  - partition 'CHANGE_ME_cpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
+            f"{count[frozenset(on_cpu)]} jobs of rules {', '.join(sorted(on_cpu))} (set by default-resources)\n") in message
+    assert (f"  - partition 'CHANGE_ME_gpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
+            f"{count[frozenset(on_gpu)]} jobs of rules {', '.join(sorted(on_gpu))} (set by set-resources of rules "
+            f"{', '.join(sorted(on_gpu))})\n") in message
     assert "scripts/slurm/site_profile.py" in message
     assert _sacct(_run_id(result.out), since) == []
     assert not (work / "data").exists()  # not even the local downloads ran
@@ -430,35 +446,37 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
 
 @pytest.fixture(scope="module")
 def interrupted(cluster_run, mirror, slurm):
-    """The reference run's model, encoding and ranking rebuilt through three interruptions:
-    1. the training job killed after step 3 (its checkpoint); Snakemake stops;
+    """The reference run's model and encoding rebuilt through two failures:
+    1. the training job is killed right after its first checkpoint; Snakemake stops;
     2. rerun: training resumes; while the next rule (encode_task) runs, the submitting Snakemake is killed
-       and the node is lost (set DOWN: SLURM kills its job), then comes back;
-    3. rerun: Snakemake asks for --unlock; unlocked, it reruns the incomplete job and the rest."""
+       and the node is lost (set DOWN: SLURM ends its job as NODE_FAIL); the output the job had begun is
+       imitated by a truncated file (the real write takes a fraction of a second); the node comes back;
+    3. rerun: Snakemake says to --unlock; unlocked, it reruns the incomplete job, keeping the finished model."""
     work = _ref_copy(cluster_run, "interrupted")
-    shutil.rmtree(work / MODEL)
+    # killed right after its first checkpoint: the training settings are those the reference run recorded
+    checkpoint = work / cluster_run.model / "checkpoint"
+    train = json.loads((checkpoint / json.loads((checkpoint / "latest.json").read_text())["folder"] /
+                        "run_config.json").read_text())["train"]
+    kill_after = train["checkpoint_every"]
+    assert kill_after < train["max_steps"], f"no checkpoint before the last step: {train}"
+    shutil.rmtree(work / cluster_run.model)
     shutil.rmtree(work / ENCODING)
-    for suffix in (".json", ".rankings.jsonl"):
-        (work / f"{RESULT}{suffix}").unlink()
-    targets = [f"{RESULT}.json"]
     since = datetime.now() - timedelta(minutes=1)
-    killed = _snakemake(work, mirror, targets, cluster_run.profile, env_extra={"MULTIVEC_KILL_AFTER_STEP": "3"})
-    after_kill = {"checkpoint": sorted(p.name for p in (work / MODEL / "checkpoint").glob("step_*")),
-                  "weights": (work / MODEL / "model.safetensors").exists()}
+    killed = _snakemake(work, mirror, [ENCODING], cluster_run.profile, env_extra={"MULTIVEC_KILL_AFTER_STEP": str(kill_after)})
+    after_kill = {"checkpoints": sorted(p.name for p in (work / cluster_run.model / "checkpoint").glob("step_*")),
+                  "weights": (work / cluster_run.model / "model.safetensors").exists()}
 
-    runner = subprocess.Popen(_snakemake_args(targets, cluster_run.profile), cwd=work, env=_env(mirror),
+    runner = subprocess.Popen(_snakemake_args([ENCODING], cluster_run.profile), cwd=work, env=_env(mirror),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def running_encode():
         if runner.poll() is not None:
             raise AssertionError(f"the rerun ended before encode_task ran:\n{runner.stdout.read()[-6000:]}")
         listed = _run(["squeue", "-h", "-o", "%i|%T|%k"])
-        return next((line.split("|")[0] for line in listed.splitlines()
-                     if "|RUNNING|rule_encode_task" in line), None)
+        return next((line.split("|")[0] for line in listed.splitlines() if "|RUNNING|rule_encode_task" in line), None)
 
     try:
-        _wait(lambda: running_encode() is not None and (work / ENCODING).exists(),
-              "encode_task running with its output folder begun")
+        _wait(lambda: running_encode() is not None, "encode_task running")
         lost_job = running_encode()
     finally:
         runner.send_signal(signal.SIGKILL)  # the submitting session is lost too
@@ -468,16 +486,26 @@ def interrupted(cluster_run, mirror, slurm):
         _wait(lambda: _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip() not in {"RUNNING", ""},
               f"SLURM ending job {lost_job} on the lost node", seconds=120)
         lost_state = _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip()
+        partial = work / ENCODING / "vectors.safetensors"
+        began = (work / ENCODING).exists()
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes((cluster_run.work / ENCODING / "vectors.safetensors").read_bytes()[:100])
     finally:
-        _run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
+        if _run(["sinfo", "-h", "-n", slurm.node, "-o", "%T"]).strip().startswith(("down", "drain")):
+            _run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
     _wait(lambda: _run(["sinfo", "-h", "-n", slurm.node, "-o", "%T"]).strip() in {"idle", "mixed"},
           f"node {slurm.node} back", seconds=120)
-    locked = _snakemake(work, mirror, targets, cluster_run.profile)
-    unlocked = _snakemake(work, mirror, targets, cluster_run.profile, "--unlock")
+    # Snakemake's record of the job it had submitted and never saw end: what --rerun-incomplete acts on
+    marker = work / ".snakemake/incomplete" / base64.urlsafe_b64encode(ENCODING.encode()).decode()
+    incomplete = json.loads(marker.read_text()) if marker.exists() else None
+    locked = _snakemake(work, mirror, [ENCODING], cluster_run.profile)
+    unlocked = _snakemake(work, mirror, [ENCODING], cluster_run.profile, "--unlock")
     assert unlocked.returncode == 0, unlocked.out
-    final = _snakemake(work, mirror, targets, cluster_run.profile)
-    return SimpleNamespace(work=work, killed=killed, after_kill=after_kill, second=second, lost_state=lost_state,
-                           locked=locked, final=final, jobs=_sacct(_run_id(killed.out), since))
+    final = _snakemake(work, mirror, [ENCODING], cluster_run.profile)
+    return SimpleNamespace(work=work, kill_after=kill_after, killed=killed, after_kill=after_kill, second=second,
+                           lost_job=lost_job, lost_state=lost_state, began=began, incomplete=incomplete,
+                           marker_left=marker.exists(), locked=locked, final=final,
+                           jobs=_sacct(_run_id(killed.out), since))
 
 
 @pytest.mark.e2e
@@ -486,20 +514,28 @@ def test_job_killed_mid_training_resumes_to_the_same_model(interrupted, cluster_
     assert killed.returncode != 0
     assert [j["State"] for j in interrupted.jobs if j["Comment"].startswith("rule_train_nugget")] == ["FAILED"]
     assert re.search(r"SLURM-job '\d+' failed, SLURM status is: 'FAILED'", killed.out), killed.out[-4000:]
-    assert interrupted.after_kill == {"checkpoint": ["step_00000003"], "weights": False}
-    log = (interrupted.work / "logs/train/nugget_ae_r0.25_seed13.log").read_text()
-    assert f"resuming {MODEL} from step 3" in log, log[-3000:]
+    step = interrupted.kill_after
+    assert interrupted.after_kill == {"checkpoints": [f"step_{step:08d}"], "weights": False}
+    log = (interrupted.work / cluster_run.train_log).read_text()
+    assert f"resuming {cluster_run.model} from step {step}" in log, log[-3000:]
+    assert "rule train_nugget:" in interrupted.second and "rule encode_task:" in interrupted.second
     for name in ("model.safetensors", "config.json"):
-        assert (interrupted.work / MODEL / name).read_bytes() == (cluster_run.work / MODEL / name).read_bytes(), name
+        path = f"{cluster_run.model}/{name}"
+        assert (interrupted.work / path).read_bytes() == (cluster_run.work / path).read_bytes(), path
 
 
 @pytest.mark.e2e
 def test_lost_node_rerun_incomplete_picks_up_with_the_same_outputs(interrupted, cluster_run):
     assert interrupted.lost_state == "NODE_FAIL", interrupted.lost_state
-    assert "LockException" in interrupted.locked.out and "--unlock" in interrupted.locked.out, interrupted.locked.out
+    assert not interrupted.began  # killed while its job started: the truncated file stands for its partial write
+    locked = interrupted.locked
+    assert locked.returncode != 0 and "LockException" in locked.out and "--unlock" in locked.out, locked.out[-3000:]
     final = interrupted.final
     assert final.returncode == 0, final.out[-6000:]
-    assert re.search(r"reason: Incomplete output files \(previous job failed or was interrupted\)?", final.out) \
-        or "incomplete" in final.out.lower(), final.out[-6000:]
-    for path in COMPARED:
+    assert interrupted.incomplete == {"external_jobid": interrupted.lost_job}
+    # --rerun-incomplete (profile): the incomplete output is forced to rerun (without it: IncompleteFilesException)
+    assert re.search(r"rule encode_task:\n(    .*\n)*?    reason: Forced execution\n", final.out), final.out[-6000:]
+    assert not interrupted.marker_left
+    assert "rule train_nugget:" not in final.out  # the model finished before the node was lost: kept
+    for path in COMPARED + [f"{cluster_run.model}/model.safetensors"]:
         assert (interrupted.work / path).read_bytes() == (cluster_run.work / path).read_bytes(), path

@@ -54,6 +54,7 @@ running() {
 stop_daemon() {
   running "$1" "$2" || return 0
   local pid; pid=$(cat "$1")
+  say "configuration changed: restarting $2"
   kill -TERM "$pid"
   for _ in $(seq 60); do [ -d "/proc/$pid" ] || return 0; sleep 0.5; done
   die "$2 (pid $pid) did not stop within 30 s"
