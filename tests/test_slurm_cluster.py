@@ -176,6 +176,12 @@ def test_preflight_says_when_slurm_cannot_be_asked():
             raise RuntimeError("`sacctmgr ...` failed (exit 1): Connection refused")
         return fake_run(command)
 
+    def no_associations(command):  # accounting without associations: SLURM decides, as the plugin lets it
+        return "" if command[0] == "sacctmgr" else fake_run(command)
+
+    assert problems([request(account="anything")], read_cluster(no_associations, user="ada")) == []
+    assert check_requests([request()], run=no_associations, user="ada").endswith(
+        "; accounts not checked: sacctmgr lists no association of user ada)")
     found = problems([request()], read_cluster(no_accounting, user="ada"))
     assert found == ["the accounts of user ada cannot be read, so neither this check nor the executor plugin can "
                      "validate slurm_account: `sacctmgr ...` failed (exit 1): Connection refused"]
@@ -186,19 +192,23 @@ def test_request_of_a_job_is_what_the_executor_plugin_submits():
     job = SimpleNamespace(rule=rule, threads=4, resources={
         "slurm_account": "lab", "slurm_partition": "gpu", "mem_mb_per_cpu": 1000, "runtime": 30, "gres": "gpu:a100:2"})
     req = request_of_job(job, {"encode_task": {"slurm_partition": "gpu"}})
-    assert (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus) == ("lab", "gpu", 4, 4000, 30, 2)
+    asked = (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus)
+    assert asked == ("lab", "gpu", 4, 4000, 30, 2)
     assert req.origins["slurm_partition"] == "set-resources encode_task"
-    assert req.origins["slurm_account"] == "default-resources" and req.origins["runtime"] == "rule encode_task's resources"
+    assert req.origins["slurm_account"] == "default-resources"
+    assert req.origins["runtime"] == "rule encode_task's resources"
     job.resources = {"cpus_per_task": 2, "mem_mb": 500, "gpu": 1, "runtime": "<TBD>"}
     req = request_of_job(job, {})
-    assert (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus) == (None, None, 2, 500, None, 1)
+    asked = (req.account, req.partition, req.cpus, req.mem_mb, req.runtime_min, req.gpus)
+    assert asked == (None, None, 2, 500, None, 1)
 
 
 def test_site_profile_fills_every_placeholder_and_keeps_the_rest(tmp_path):
     shipped = (REPO / "profiles/slurm/config.yaml").read_text()
     for placeholder in PLACEHOLDERS.values():
         assert f'"{placeholder}"' in shipped
-    profile = yaml.safe_load((write_site_profile(tmp_path / "site", "lab", "short", "a100") / "config.yaml").read_text())
+    written = write_site_profile(tmp_path / "site", "lab", "short", "a100") / "config.yaml"
+    profile = yaml.safe_load(written.read_text())
     original = yaml.safe_load(shipped)
     assert profile["default-resources"] == {**original["default-resources"], "slurm_partition": "short",
                                             "slurm_account": "lab"}
@@ -433,9 +443,11 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
     on_cpu = {job["rule"] for job in submitted} - on_gpu
     count = {rules: sum(job["rule"] in rules for job in submitted) for rules in (frozenset(on_gpu), frozenset(on_cpu))}
     assert (f"  - account 'CHANGE_ME_account' is not an account of user root (sacctmgr associations: {ACCOUNT}, root): "
-            f"{len(submitted)} jobs of rules {', '.join(sorted(on_cpu | on_gpu))} (set by default-resources)\n") in message
+            f"{len(submitted)} jobs of rules {', '.join(sorted(on_cpu | on_gpu))} (set by default-resources)\n"
+            ) in message
     assert (f"  - partition 'CHANGE_ME_cpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
-            f"{count[frozenset(on_cpu)]} jobs of rules {', '.join(sorted(on_cpu))} (set by default-resources)\n") in message
+            f"{count[frozenset(on_cpu)]} jobs of rules {', '.join(sorted(on_cpu))} (set by default-resources)\n"
+            ) in message
     assert (f"  - partition 'CHANGE_ME_gpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
             f"{count[frozenset(on_gpu)]} jobs of rules {', '.join(sorted(on_gpu))} (set by set-resources of rules "
             f"{', '.join(sorted(on_gpu))})\n") in message
@@ -462,7 +474,8 @@ def interrupted(cluster_run, mirror, slurm):
     shutil.rmtree(work / cluster_run.model)
     shutil.rmtree(work / ENCODING)
     since = datetime.now() - timedelta(minutes=1)
-    killed = _snakemake(work, mirror, [ENCODING], cluster_run.profile, env_extra={"MULTIVEC_KILL_AFTER_STEP": str(kill_after)})
+    killed = _snakemake(work, mirror, [ENCODING], cluster_run.profile,
+                        env_extra={"MULTIVEC_KILL_AFTER_STEP": str(kill_after)})
     after_kill = {"checkpoints": sorted(p.name for p in (work / cluster_run.model / "checkpoint").glob("step_*")),
                   "weights": (work / cluster_run.model / "model.safetensors").exists()}
 

@@ -223,7 +223,8 @@ def problems(requests: Iterable[Request], cluster: Cluster) -> list[str]:
     lines = []
     for problem, hits in found.items():
         rules = sorted({req.rule for req, _ in hits})
-        jobs = f"{len(hits)} job{'s' if len(hits) != 1 else ''} of rule{'s' if len(rules) != 1 else ''} {', '.join(rules)}"
+        jobs = (f"{len(hits)} job{'s' if len(hits) != 1 else ''} of rule{'s' if len(rules) != 1 else ''} "
+                f"{', '.join(rules)}")
         lines.append(f"{problem}: {jobs}{_origins([req.origins.get(key) for req, key in hits if key])}")
     if cluster.association_error:
         lines.append(f"the accounts of user {cluster.user} cannot be read, so neither this check nor the executor "
@@ -232,7 +233,7 @@ def problems(requests: Iterable[Request], cluster: Cluster) -> list[str]:
 
 
 def _origins(origins: list[str | None]) -> str:
-    """' (set by default-resources, set-resources of rules a, b)' for the places the values came from."""
+    """' (set by default-resources; set-resources of rules a, b)' for the places the values came from."""
     named = sorted({o for o in origins if o})
     if not named:
         return ""
@@ -246,7 +247,7 @@ def _origins(origins: list[str | None]) -> str:
 def _request_problems(req: Request, cluster: Cluster, default_partition: str | None) -> list[tuple[str, str | None]]:
     """(problem, the resource it is about) of one job."""
     out: list[tuple[str, str | None]] = []
-    if req.account is not None and not cluster.association_error:
+    if req.account is not None and cluster.associations:  # none listed (or unreadable): SLURM decides, as the plugin
         account = req.account.lower()
         if account not in cluster.associations:
             out.append((f"account {req.account!r} is not an account of user {cluster.user} (sacctmgr associations: "
@@ -263,8 +264,7 @@ def _request_problems(req: Request, cluster: Cluster, default_partition: str | N
     if req.account is not None:
         account = req.account.lower()
         allowed = cluster.associations.get(account)
-        if not cluster.association_error and account in cluster.associations and allowed is not None \
-                and name not in allowed:
+        if allowed is not None and name not in allowed:
             out.append((f"account {req.account!r} may not use partition {name!r}: user {cluster.user}'s association "
                         f"with it covers only {', '.join(sorted(allowed))}", "slurm_account"))
         if (partition.allow_accounts is not None and account not in partition.allow_accounts) \
@@ -277,7 +277,8 @@ def _request_problems(req: Request, cluster: Cluster, default_partition: str | N
         return out + [(f"partition {name!r} has no nodes", "slurm_partition")]
     most_cpus = max(n.cpus for n in nodes)
     if req.cpus > most_cpus:
-        out.append((f"{req.cpus} CPUs per task exceed the largest node of partition {name!r} ({most_cpus} CPUs)", "threads"))
+        out.append((f"{req.cpus} CPUs per task exceed the largest node of partition {name!r} ({most_cpus} CPUs)",
+                    "threads"))
     if req.mem_mb is not None:
         most_mem = max(n.memory_mb for n in nodes)
         limit = min(most_mem, partition.max_mem_per_node_mb or most_mem)
@@ -286,8 +287,8 @@ def _request_problems(req: Request, cluster: Cluster, default_partition: str | N
             out.append((f"mem_mb={req.mem_mb} exceeds what partition {name!r} grants a job ({limit} MB: largest node "
                         f"{most_mem} MB{cap}); sbatch would refuse it", "mem_mb"))
     if req.runtime_min is not None and partition.max_time_min is not None and req.runtime_min > partition.max_time_min:
-        out.append((f"runtime={req.runtime_min} min exceeds the MaxTime of partition {name!r} ({partition.max_time_min} "
-                    "min): SLURM would accept the job and never start it", "runtime"))
+        out.append((f"runtime={req.runtime_min} min exceeds the MaxTime of partition {name!r} "
+                    f"({partition.max_time_min} min): SLURM would accept the job and never start it", "runtime"))
     if req.gpus:
         most_gpus = max(n.gpus for n in nodes)
         if req.gpus > most_gpus:
@@ -353,8 +354,10 @@ def check_requests(requests: Sequence[Request], run: Runner = _run, user: str | 
                              + "".join(f"  - {line}\n" for line in found) + ADVICE)
     partitions = sorted({r.partition or "(default)" for r in requests})
     accounts = sorted({r.account or "(default)" for r in requests})
+    unchecked = "" if cluster.associations else (f"; accounts not checked: sacctmgr lists no association of user "
+                                                 f"{cluster.user}")
     return (f"SLURM pre-flight check: {len(requests)} jobs fit the cluster (accounts {', '.join(accounts)}; "
-            f"partitions {', '.join(partitions)}; CPUs, memory, time and GPUs within their nodes and limits)")
+            f"partitions {', '.join(partitions)}; CPUs, memory, time and GPUs within their nodes and limits{unchecked})")
 
 
 def check_workflow(workflow) -> None:
