@@ -174,9 +174,10 @@ def _dry_run_rules(*args, cwd=REPO):
     return {line.split()[0] for line in stats.splitlines()[3:] if line.strip()}
 
 
-def _workflow_rules(cwd=REPO):
+def _workflow_rules(mirror, cwd=REPO):
+    """Every rule of the workflow (``snakemake --list-rules``) as the rehearsal's config loads it."""
     result = subprocess.run([SNAKEMAKE, "--list-rules", *REHEARSAL], cwd=cwd, capture_output=True, text=True,
-                            env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=600)
+                            env=dict(os.environ, HF_HUB_OFFLINE="1", MULTIVEC_DATA_MIRROR=str(mirror)), timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     return {line.strip() for line in result.stdout.splitlines() if re.fullmatch(r"\s*\w+\s*", line)}
 
@@ -195,7 +196,7 @@ def test_the_rehearsal_dag_is_the_paper_dag_with_c_sts(fixture_mirror, tmp_path,
     rehearsal = _dry_run_rules(*REHEARSAL, "--directory", str(tmp_path / "r"))
     paper = _dry_run_rules("--configfile", "config/paper.yaml", "--directory", str(tmp_path / "p"))
     assert rehearsal == paper | {"subencoder_eval_csts"}, (sorted(rehearsal ^ (paper | {"subencoder_eval_csts"})))
-    assert rehearsal == _workflow_rules()
+    assert rehearsal == _workflow_rules(fixture_mirror)
     assert len(rehearsal) >= 80
 
 
@@ -229,14 +230,13 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag(fixture_mirror, copy_workflo
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-20000:]
     print(f"rehearsal of every paper target: {elapsed:.0f} s")
-    expected = _workflow_rules(work) - {"all"}  # `all` has no output of its own
+    expected = _workflow_rules(fixture_mirror, work) - {"all"}  # `all` has no output of its own
     missing = expected - _rules_that_ran(work)
     assert not missing, f"rules of the paper DAG that did not run in the rehearsal: {sorted(missing)}"
     for name in ("table2.csv", "claims.csv", "subencoder_table3.csv", "subencoder_table7.csv", "distill_imdb.csv",
                  "nugget_table3_lm.csv", "nugget_table4_ablations.csv"):
         assert (work / "results" / name).is_file(), name
-    assert "scale rehearsal" in (work / "results" / "distill_imdb.md").read_text().lower() or \
-        "rehearsal" in (work / "results" / "distill_imdb.md").read_text()
+    assert "rehearsal" in (work / "results" / "distill_imdb.md").read_text()  # the tables name the scale
     assert elapsed <= BUDGET_S, f"the rehearsal took {elapsed:.0f} s, over the {BUDGET_S} s budget"
 
 
@@ -252,3 +252,17 @@ def test_paper_training_overrides_inherit_nothing_from_the_demo(block):
     section, key = block
     inherited = {k: v for k, v in merged[section][key].items() if k not in (paper[section].get(key) or {})}
     assert not inherited, f"config/paper.yaml {section}.{key} inherits demo values {inherited} from config/config.yaml"
+
+
+def test_a_short_evaluation_passage_inside_a_training_piece_drops_the_piece():
+    """The rehearsal's overlap audit stopped on an RR passage of 13 words (6 8-grams) that a distillation
+    training piece held whole: pieces sharing fewer than 8 8-grams were kept (issue 21)."""
+    from multivec.data.overlap import ngram_set
+    from multivec.distill.documents import drop_evaluation_overlap
+
+    passage = "The act of approaching or entering. He gained access to the building."
+    assert len(ngram_set([("q", passage)], 8)) < 8
+    train = [{"id": "a", "text": "an unrelated article about trains and timetables in the north " * 3},
+             {"id": "b", "text": "Intro words here. " + passage + " And then more words follow."}]
+    kept, dropped = drop_evaluation_overlap(train, {"rr": [{"id": "q", "text": passage}]})
+    assert [row["id"] for row in kept] == ["a"] and dropped == ["b"]

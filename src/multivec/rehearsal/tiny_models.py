@@ -195,7 +195,7 @@ def _mpnet_sentence_transformer(out: Path, work: Path) -> None:
     """all-mpnet-base-v2's layout: an MPNet with a WordPiece tokenizer, mean pooling and normalisation
     (sentence-transformers' modules.json), max_seq_length 384."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers import models as st_models
+    from sentence_transformers.sentence_transformer import modules as st_models
     from transformers import MPNetConfig, MPNetModel, MPNetTokenizer
 
     backbone = work / "mpnet"
