@@ -11,7 +11,7 @@ A real DAG goes through ``--profile``: a copy of ``profiles/slurm`` with its pla
 in a temporary copy of the workflow. Then, from SLURM itself:
 
 (a) ``sacct`` reads back every job's account, partition, memory, time limit and CPUs, which must be
-    what Snakemake resolved from the profile and the config (its dry run lists them per job);
+    what Snakemake resolved from the profile and the config (its log lists them per job);
 (b) a GPU request is written as the executor plugin writes it (``--gpus=1`` in the sbatch call), and a
     GPU job on a partition without GPUs stops at once with a clear message: the pre-flight check
     (``multivec.cluster_preflight``, the Snakefile's ``onstart``) names rule, partition and GPUs
@@ -59,7 +59,7 @@ ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_l
 # The DAG run through SLURM: smoke scale, one NUGGET model (and the shared base model it starts from) from
 # its corpus to its encoding of the PI task, plus a job on the profile's default resources
 # (distill_eval_task has none of its own): 4 rule families, on both partitions. Which model folder the
-# encoding reads is taken from the DAG (Snakemake's dry run), not written here. The rehearsal (issue 21,
+# encoding reads is taken from the DAG (the jobs Snakemake printed), not written here. The rehearsal (issue 21,
 # items 1-3) swaps in here: its config file and targets.
 DAG_CONFIG = ["--configfile", "config/smoke.yaml"]
 ENCODING = "data/encodings/nugget_ae_r0.25/seed13/pi"
@@ -301,16 +301,17 @@ def _sacct(run_id: str, since: datetime) -> list[dict]:
     return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
 
 
-def _dry_run_jobs(output: str) -> list[dict]:
-    """Each job of a dry run's job list: rule, input, output and log files, resources (threads included)."""
+def _jobs_of_run(output: str) -> list[dict]:
+    """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
+    included) as Snakemake resolved them from the profile and the config."""
     jobs = []
-    for block in output.split("\nrule ")[1:]:
-        job = {"rule": block.split(":", 1)[0].strip()}
+    for local, rule, block in re.findall(r"^(local)?rule (\w+):\n((?:    .*\n)+)", output, re.MULTILINE):
+        job = {"rule": rule, "local": bool(local)}
         for key in ("input", "output", "log"):
-            found = re.search(rf"^\s+{key}: (.*)$", block, re.MULTILINE)
+            found = re.search(rf"^    {key}: (.*)$", block, re.MULTILINE)
             job[key] = found.group(1).split(", ") if found else []
-        found = re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)
-        threads = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
+        found = re.search(r"^    resources: (.*)$", block, re.MULTILINE)
+        threads = re.search(r"^    threads: (\d+)$", block, re.MULTILINE)
         job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
         job["resources"]["threads"] = int(threads.group(1)) if threads else 1
         jobs.append(job)
@@ -338,29 +339,27 @@ def cluster_run(slurm, mirror, copy_workflow, tmp_path_factory):
     root = tmp_path_factory.mktemp("slurm")
     work = copy_workflow(root / "reference")
     profile = write_site_profile(root / "profile", ACCOUNT, CPU_PARTITION, GPU_PARTITION)
-    dry = _snakemake(work, mirror, DAG_TARGETS, profile, "-n")
-    assert dry.returncode == 0, dry.out
-    planned = _dry_run_jobs(dry.out)
+    since = datetime.now() - timedelta(minutes=1)
+    result = _snakemake(work, mirror, DAG_TARGETS, profile)
+    assert result.returncode == 0, result.out[-6000:]
+    planned = _jobs_of_run(result.out)
     encode = [job for job in planned if job["rule"] == "encode_task"]
     assert len(encode) == 1, planned
     model = next(Path(f).parent for f in encode[0]["input"] if f.endswith("model.safetensors"))
     trainer = next(job for job in planned if f"{model}/model.safetensors" in job["output"])
-    since = datetime.now() - timedelta(minutes=1)
-    result = _snakemake(work, mirror, DAG_TARGETS, profile)
-    assert result.returncode == 0, result.out[-6000:]
     return SimpleNamespace(root=root, work=work, profile=profile, planned=planned, out=result.out, model=str(model),
                            train_log=trainer["log"][0], jobs=_sacct(_run_id(result.out), since), node=slurm.node)
 
 
 def _submitted(planned: list[dict]) -> list[dict]:
-    return [job for job in planned if job["rule"] not in LOCAL_RULES]
+    return [job for job in planned if not job["local"]]
 
 
 @pytest.mark.e2e
 def test_every_job_ran_with_the_account_partition_memory_and_time_the_profile_asked_for(cluster_run):
     submitted, jobs = _submitted(cluster_run.planned), cluster_run.jobs
     rules = {job["rule"] for job in submitted}
-    assert {job["rule"] for job in cluster_run.planned} - rules == LOCAL_RULES  # downloads ran here, not in SLURM
+    assert {job["rule"] for job in cluster_run.planned if job["local"]} == LOCAL_RULES  # ran here, not in SLURM
     assert f"SLURM pre-flight check: {len(submitted)} jobs fit the cluster" in cluster_run.out
     assert sorted(_rule_of(j["Comment"], rules) for j in jobs) == sorted(job["rule"] for job in submitted)
     for job in jobs:
