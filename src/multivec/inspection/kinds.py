@@ -61,6 +61,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/frozen_bottom/*", "frozen bottom states", "a task's shared frozen-bottom token states"),
     ArtifactKind("data/encodings/nugget_ablation/*/seed*/*", "encodings",
                  "one Table 4 ablation's (one training seed) vectors of one task"),
+    ArtifactKind("data/encodings/token_pooling/r*/*", "encodings",
+                 "token pooling: the base encoder's token vectors Ward-pooled to NUGGET's k at one ratio, one task"),
     ArtifactKind("data/encodings/*/seed*/*", "encodings", "a trained Table 2 row's (one seed) vectors of one task"),
     ArtifactKind("data/encodings/*/*", "encodings", "per-document vectors of one encoder on one task"),
     ArtifactKind("data/built/corpora/*/sentence_final_share.json", "json",
