@@ -113,10 +113,10 @@ def _t5_tokenizer(out: Path, work: Path):
     return _saved(tokenizer, out)
 
 
-def _t5_config(tokenizer):
+def _t5_config(tokenizer, d_model: int = SIZES["hidden"]):
     from transformers import T5Config
 
-    return T5Config(vocab_size=_vocab_size(tokenizer), d_model=SIZES["hidden"], d_kv=SIZES["hidden"] // SIZES["heads"],
+    return T5Config(vocab_size=_vocab_size(tokenizer), d_model=d_model, d_kv=SIZES["hidden"] // SIZES["heads"],
                     d_ff=SIZES["ffn"], num_layers=SIZES["layers"], num_decoder_layers=SIZES["layers"],
                     num_heads=SIZES["heads"], pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
 
@@ -128,9 +128,11 @@ def _t5(out: Path, work: Path) -> None:
 
 
 def _t5_encoder(out: Path, work: Path) -> None:
+    """ST5/GTR base: d_model 768 as the paper's models (Table 5 names its rows by output dimension, 768 and 64);
+    the attention and feed-forward stay tiny (T5's inner sizes are independent of d_model)."""
     from transformers import T5EncoderModel
 
-    T5EncoderModel(_t5_config(_t5_tokenizer(out, work))).save_pretrained(out)
+    T5EncoderModel(_t5_config(_t5_tokenizer(out, work), d_model=768)).save_pretrained(out)
 
 
 def _roberta_tokenizer(out: Path, work: Path, cls_name: str = "RobertaTokenizer"):
