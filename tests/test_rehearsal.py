@@ -201,11 +201,25 @@ def test_the_rehearsal_dag_is_the_paper_dag_with_c_sts(fixture_mirror, tmp_path,
 
 
 def _rules_that_ran(workdir: Path) -> set[str]:
-    """Rules with an output recorded in Snakemake's metadata (one JSON record per output file)."""
+    """Rules with an output that Snakemake's metadata records (one JSON record per output file, named by the
+    file's path in base64) and that exists: a failed job leaves a record too, but its outputs are removed."""
     ran = set()
     for record in (workdir / ".snakemake" / "metadata").iterdir():
-        ran.add(json.loads(record.read_text())["rule"])
+        output = workdir / base64.b64decode(record.name).decode("utf-8")
+        if output.exists() and not json.loads(record.read_text()).get("incomplete"):
+            ran.add(json.loads(record.read_text())["rule"])
     return ran
+
+
+def test_a_failed_job_does_not_count_as_run(tmp_path):
+    metadata = tmp_path / ".snakemake" / "metadata"
+    metadata.mkdir(parents=True)
+    for output, rule in (("results/a.csv", "made"), ("results/b.csv", "failed")):
+        name = base64.b64encode(output.encode()).decode()
+        (metadata / name).write_text(json.dumps({"rule": rule, "incomplete": False}))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a.csv").write_text("x\n")
+    assert _rules_that_ran(tmp_path) == {"made"}
 
 
 @pytest.mark.e2e
