@@ -3,6 +3,7 @@
 # Every row is a model of the zoo (rules/nugget.smk; NUGGET (l = 3) is Table 2's MT r = 0.1 model), read
 # through ablation_model_dir. Each row is encoded and ranked with Table 2's evaluation, at
 # each training seed; the table averages statistics.seeds.tables with CIs over queries (units_nugget_table4).
+# Its token-pooling row is Table 2's token_pooling run at r = 0.1, read from Table 2's evaluation.
 # Helpers: rules/nugget_ablation_common.smk.
 
 
@@ -115,6 +116,7 @@ rule nugget_table4:
     input:
         # descriptive columns (config, nuggets per document, steps, dev loss) from the first tables seed
         evaluations=ablation_evaluations(model_seeds("tables")[:1]),
+        pooling=ablation_pooling_evaluations(),  # Table 2's token-pooling run at r = 0.1 (no seed)
         configs=[ablation_model_files(n, model_seeds("tables")[0])["config"] for n in ABLATION_ROWS],
         summaries=[ablation_model_files(n, model_seeds("tables")[0])["summary"] for n in ABLATION_ROWS],
         share=SENTENCE_SHARE,
@@ -128,6 +130,7 @@ rule nugget_table4:
         tests=tests_report("results/nugget_table4_tests.csv", "NUGGET"),
     params:
         rows=ABLATION_ROWS,
+        pooling=ablation_pooling_params(),
         model_dirs={n: ablation_model_dir(n, model_seeds("tables")[0]) for n in ABLATION_ROWS},
         seeds=model_seeds("tables"),
         statistics=statistics_params(),

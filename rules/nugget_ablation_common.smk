@@ -70,7 +70,30 @@ def ablation_encoding_inputs(wildcards):
     return inputs
 
 
-register_stat_table("nugget_table4", "nugget", rows=ABLATION_ROWS, metrics=["PI", "RR"])
+# Table 4's token-pooling row (issue 18): Table 2's token_pooling row at Table 4's r, read from Table 2's
+# evaluation (results/table2/<run>/<task>.*; pooled and scored once). No model, so no seed: one run.
+ABLATION_POOLING = "token_pooling"
+_ablation_ratio = float(ablation_base()["ratio"])
+_pooling_runs = [name for name, row in ROWS.items()
+                 if row["kind"] == "token_pooling" and float(row["ratio"]) == _ablation_ratio]
+ABLATION_POOLING_RUN = row_run(_pooling_runs[0], None) if _pooling_runs else None
+TABLE4_ROWS = ABLATION_ROWS + ([ABLATION_POOLING] if ABLATION_POOLING_RUN else [])
+
+register_stat_table("nugget_table4", "nugget", rows=TABLE4_ROWS, metrics=["PI", "RR"])
+
+
+def ablation_pooling_evaluations(suffix="json"):
+    """Table 2's evaluation files of the token-pooling row at Table 4's r (empty when Table 2 has none)."""
+    if ABLATION_POOLING_RUN is None:
+        return []
+    return expand("results/table2/{run}/{task}.{suffix}", run=ABLATION_POOLING_RUN, task=TASKS, suffix=suffix)
+
+
+def ablation_pooling_params():
+    """The token-pooling row for nugget_ablation_table.py: its Table 4 name, Table 2 run and ratio (or None)."""
+    if ABLATION_POOLING_RUN is None:
+        return None
+    return {"row": ABLATION_POOLING, "run": ABLATION_POOLING_RUN, "ratio": _ablation_ratio}
 
 
 def ablation_evaluations(seeds, suffix="json"):
@@ -80,8 +103,12 @@ def ablation_evaluations(seeds, suffix="json"):
 
 
 def ablation_ranking_files(seedset):
-    """(rankings file, row, seed, task) of every ablation run of a seed set (units_nugget_table4's inputs)."""
-    return [(f"results/nugget_table4/{name}/seed{seed}/{task}.rankings.jsonl", name, seed, task)
-            for name in seedset_rows("nugget_table4", seedset, ABLATION_ROWS) for seed in model_seeds(seedset)
-            for task in TASKS]
+    """(rankings file, row, seed, task) of every Table 4 run of a seed set (units_nugget_table4's inputs)."""
+    rows = seedset_rows("nugget_table4", seedset, TABLE4_ROWS)
+    files = [(f"results/nugget_table4/{name}/seed{seed}/{task}.rankings.jsonl", name, seed, task)
+             for name in rows if name != ABLATION_POOLING for seed in model_seeds(seedset) for task in TASKS]
+    if ABLATION_POOLING in rows:  # Table 2's rankings of the token-pooling run, under Table 4's row name
+        files += [(f"results/table2/{ABLATION_POOLING_RUN}/{task}.rankings.jsonl", ABLATION_POOLING, None, task)
+                  for task in TASKS]
+    return files
 ABLATION_PATTERN = "|".join(re.escape(n) for n in ABLATION_ROWS)

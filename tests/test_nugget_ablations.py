@@ -2,12 +2,18 @@
 
 import json
 import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
 
-from multivec.evaluation.table4 import PAPER_TABLE4, TABLE4_COLUMNS, assemble_table4, table4_record, write_table4
+from multivec.evaluation.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assemble_table4, table4_record,
+                                        token_pooling_record, write_table4)
 from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
                                            ablation_config, ablation_settings, resolve_sentence_ratio)
 from multivec.nugget.modeling import NuggetModel, load_source_tokenizer, pad_sequences
@@ -18,6 +24,7 @@ SENTENCES = [["The cat sat on the mat.", "It was happy."], ["Dogs bark loudly at
              ["Dr. Smith came home.", "He slept, then woke.", "Then he left."]]
 TEXTS = [" ".join(s) for s in SENTENCES]
 DEMO_LAYERS = {0: 0, 3: 3, 6: 4, 9: 5}  # config/config.yaml nugget_ablation.layers (MiniLM, 6 layers)
+REPO = Path(__file__).resolve().parents[1]
 BASE = {"encoder": "tiny-random-bert", "decoder_heads": 2, "decoder_ffn": 64, "target_vocab_size": 300}
 
 
@@ -134,6 +141,53 @@ def test_table4_reads_each_models_config_and_the_paper(tmp_path):
     assert pd.read_csv(tmp_path / "t4.csv")["PI"].tolist() == [90.0] * len(TABLE4_ABLATIONS)
     with pytest.raises(ValueError, match="no rr metrics"):
         table4_record("random", records and ablation_config("random", BASE).to_dict(), {"pi": {"mrr": 1.0}}, None)
+
+
+def test_token_pooling_row_reads_table2s_evaluation_without_a_model(tmp_path):
+    """Table 4's token-pooling row (issue 18): Table 2's run at r = 0.1; no paper number, no model columns."""
+    saved = ablation_config("nugget_l3", BASE, layers=DEMO_LAYERS).to_dict()
+    records = [table4_record("nugget_l3", saved, _metrics(90.0, 40.0), {"train_steps": 7, "best_dev_loss": 6.5}),
+               token_pooling_record(0.1, _metrics(80.0, 30.0))]
+    df = assemble_table4(records).set_index("name")
+    pooled = df.loc["token_pooling"]
+    assert pooled["PI"] == 80.0 and pooled["RR"] == 30.0 and pooled["r"] == 0.1
+    assert pooled["nuggets_per_doc_pi"] == 3.0 and pooled["configuration"].startswith("Token pooling")
+    assert pooled[["paper_pi", "paper_rr", "l", "train_steps", "gate"]].isna().all()
+    share = {"share": 0.046, "encoder": "minilm", "documents": 3, "tokens": 100}
+    write_table4(df.reset_index(), tmp_path / "t4.csv", tmp_path / "t4.md", ["Scale: test."], share)
+    assert "| token_pooling | Token pooling (not in the paper) |" in (tmp_path / "t4.md").read_text()
+    with pytest.raises(ValueError, match="'token_pooling': no rr metrics"):
+        token_pooling_record(0.1, {"pi": {"mrr": 1.0}})
+
+
+def test_table4_token_pooling_reuses_table2s_pooling_and_scoring(mirror, tmp_path):
+    """The Table 4 units read Table 2's token_pooling_r0.1 rankings under the row `token_pooling` (no seed): no
+    second pooling or scoring, and the learned selector is compared with it."""
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    units = "data/statistics/units/nugget_table4.tables.parquet"
+    result = subprocess.run([snakemake, "-n", "--directory", str(tmp_path), "results/nugget_table4_ablations.csv",
+                             "--configfile", "config/smoke.yaml"], cwd=REPO, capture_output=True, text=True,
+                            env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=600)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-5000:]
+    blocks = {}
+    for block in out.split("\nrule ")[1:]:
+        output = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
+        blocks.setdefault(block.split(":", 1)[0].strip(), []).append((output.group(1) if output else "", block))
+    (_, units_job), = [(o, b) for o, b in blocks["units_nugget_table4"] if units in o]
+    for task in ("pi", "rr"):
+        assert f"results/table2/token_pooling_r0.1/{task}.rankings.jsonl" in units_job
+    scored = [o for o, _ in blocks["evaluate_ranking"]]
+    assert sorted(scored) == [f"results/table2/token_pooling_r0.1/{t}.json, "
+                              f"results/table2/token_pooling_r0.1/{t}.rankings.jsonl" for t in ("pi", "rr")]
+    assert "token_pooling" not in "".join(o for o, _ in blocks["evaluate_nugget_ablation"])
+    assert len(blocks["token_pooling_encodings"]) == 2  # one pooling job per task, Table 2's
+    (_, table_job), = blocks["nugget_table4"]
+    assert "results/table2/token_pooling_r0.1/pi.json" in table_job
+    import yaml
+
+    comparisons = yaml.safe_load((REPO / "config/config.yaml").read_text())["statistics"]["comparisons"]
+    assert "token_pooling" in comparisons["nugget_table4"][0]["against"]
 
 
 def test_sentence_boundary_encoding_reads_each_documents_sentence_ends(bpe):

@@ -190,7 +190,8 @@ def test_config_declares_the_nugget_comparisons_and_claims_name_registered_rows(
     assert {"row": "nugget_ae_r0.25", "against": ["tsdae_ae", "token_pooling_r0.25"]} in comparisons["table2"]
     assert comparisons["nugget_table4"][0] == {"row": "nugget_l3", "against": ["random", "chunking",
                                                                               "sentence_boundary", "nugget_l0",
-                                                                              "no_feedback"]}
+                                                                              "no_feedback",
+                                                                              "token_pooling"]}
     table2_rows = {r["name"] for r in config["table2"]["rows"]}
     assert {c["row"] for c in comparisons["table2"]} | {b for c in comparisons["table2"] for b in c["against"]} \
         <= table2_rows

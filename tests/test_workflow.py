@@ -183,8 +183,9 @@ def test_smoke_end_to_end_nugget_beyond_table2(tmp_path, mirror, copy_workflow):
     assert bins["row"].tolist() == ["len64", "len128", "len256"] and "gain_d0_hi" in bins.columns
     assert (work / "results/nugget_fig4_bleu_vs_ratio.png").stat().st_size > 0
     table4 = pd.read_csv(work / "results/nugget_table4_ablations.csv")
-    assert len(table4) == 9 and table4["PI"].between(0, 100).all() and table4["RR"].between(0, 100).all()
-    assert table4["paper_pi"].notna().sum() == 8  # every row but the random selector has the paper's number
+    assert len(table4) == 10 and table4["PI"].between(0, 100).all() and table4["RR"].between(0, 100).all()
+    assert table4["paper_pi"].notna().sum() == 8  # every row but the random selector and token pooling
+    assert table4["name"].iloc[-1] == "token_pooling" and table4["PI_lo"].notna().all()  # with its units
     table3 = pd.read_csv(work / "results/nugget_table3_lm.csv")
     assert len(table3) == 5 and table3["ppl_h0"].gt(1).all() and table3["ppl_h0_lo"].notna().all()
     assert "drop_h0_h2" in table3.columns and (table3.loc[table3["row"] == "transformer", "drop_h0_h2"] == 0).all()

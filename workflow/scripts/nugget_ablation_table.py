@@ -1,4 +1,4 @@
-from multivec.evaluation.table4 import METRICS, assemble_table4, table4_record, write_table4
+from multivec.evaluation.table4 import METRICS, assemble_table4, table4_record, token_pooling_record, write_table4
 from multivec.evaluation.ranking_evaluation import read_row_metrics
 from multivec.evaluation.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
@@ -18,6 +18,9 @@ with rule_logging(snakemake.log[0]) as log:
             raise ValueError(f"{folder}/config.json has no 'model' key (a NuggetModel config)")
         records.append(table4_record(name, saved["model"], metrics[name], read_json(f"{folder}/training_summary.json"),
                                      gates[name]))
+    if p.pooling:  # Table 2's token-pooling run at r = 0.1, under Table 4's row name
+        pooled = read_row_metrics(snakemake.input.pooling)
+        records.append(token_pooling_record(p.pooling["ratio"], pooled[p.pooling["run"]]))
     stats = table_statistics_from_units(snakemake.input.units, p.comparisons, p.statistics)
     df = stats.add_columns(assemble_table4(records), "name", METRICS, require=True)
     stats.write_tests(snakemake.output.tests)

@@ -4,8 +4,8 @@ One row per configuration of ``multivec.nugget.configuration.TABLE4_ABLATIONS``;
 (this encoder's scorer layer, and the paper's l it stands for), frozen bottom, selector and feedback
 are read from the trained model's saved config, never from the row's name. ``PAPER_TABLE4`` holds the
 paper's numbers, copied from the paper's text (``nugget_qin_vandurme_icml2023.txt``, Table 4); they
-fill only ``paper_pi``/``paper_rr``. The random selector is not in the paper: its paper columns stay
-empty. The Markdown names the measured r_sb beside the paper's 0.033.
+fill only ``paper_pi``/``paper_rr``. The random selector and token pooling (Table 2's token-pooling run
+at r = 0.1, issue 18) are not in the paper: their paper columns stay empty. The Markdown names the measured r_sb beside the paper's 0.033.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ PAPER_TABLE4: dict[str, tuple[str, float, float]] = {
     "sentence_boundary": ("Sentence boundary", 87.91, 38.40),
 }
 LABELS = {**{name: label for name, (label, _, _) in PAPER_TABLE4.items()},
-          "nugget_r_sb": "NUGGET (r = r_sb)", "random": "Random selector (not in the paper)"}
+          "nugget_r_sb": "NUGGET (r = r_sb)", "random": "Random selector (not in the paper)",
+          "token_pooling": "Token pooling (not in the paper)"}
+TOKEN_POOLING_ROW = "token_pooling"  # Table 2's token-pooling run at Table 4's r, under this row name
 
 METRICS = ["PI", "RR"]  # with the statistics, each is followed by <metric>_lo, _hi, _sd (multivec.statistics)
 TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
@@ -76,6 +78,21 @@ def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, di
     }
 
 
+def token_pooling_record(ratio: float, metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Table 4's token-pooling row (issue 18; Clavié et al. 2024): the base encoder's token states pooled by
+    Ward clustering to k = ceil(n·r) vectors per document, scored by Table 2's evaluation (``metrics``: the
+    per-task JSON of Table 2's ``token_pooling_r<r>`` run). No model: the model columns stay empty."""
+    for task in ("pi", "rr"):
+        if task not in metrics or "mrr" not in metrics[task]:
+            raise ValueError(f"Table 4 row {TOKEN_POOLING_ROW!r}: no {task} metrics with 'mrr'")
+    record = dict.fromkeys(TABLE4_COLUMNS)
+    record.update({"name": TOKEN_POOLING_ROW, "configuration": LABELS[TOKEN_POOLING_ROW], "selector": "ward_pooling",
+                   "r": ratio, "PI": metrics["pi"]["mrr"], "RR": metrics["rr"]["mrr"],
+                   "nuggets_per_doc_pi": metrics["pi"].get("vectors_per_doc"),
+                   "nuggets_per_doc_rr": metrics["rr"].get("vectors_per_doc")})
+    return record
+
+
 def assemble_table4(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(records), columns=TABLE4_COLUMNS)
 
@@ -103,7 +120,8 @@ def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[s
 
     lines = ["# NUGGET Table 4 reproduction (ablations, §7.1)", "", *header_lines, "",
              "MRR×100 over 20 candidates, Table 2's evaluation. MT objective, r = 0.1 unless stated. "
-             f"paper_*: {PAPER_SOURCE}; empty for the random selector, which the paper lacks. paper_l: the "
+             f"paper_*: {PAPER_SOURCE}; empty for the random selector and token pooling, which the paper lacks "
+             "(token pooling: Table 2's Ward-pooled base-encoder states at this r, no model). paper_l: the "
              "paper's scorer layer (mBART, 12 layers); l: ours; frozen_bottom: the highest frozen layer.", ""]
     lines.append("| " + " | ".join(TABLE4_COLUMNS) + " |")
     lines.append("|" + "|".join("---" for _ in TABLE4_COLUMNS) + "|")
