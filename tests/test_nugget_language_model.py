@@ -22,6 +22,14 @@ def test_word_perplexity_is_exp_of_mean_word_nll_by_hand():
     assert result["token_ppl"] == pytest.approx(math.exp(sum(token_nll) / 8))
 
 
+def test_word_perplexity_leaves_out_the_unknown_token_with_attached_punctuation():
+    # LM streams are detokenised WikiText with <unk> as the encoder's "[UNK]" (issue 18): "[UNK]," is OOV too
+    words = {0: ("the", 1), 1: ("[UNK]", 1), 2: ("[UNK],", 2), 3: ("<unk>", 3)}
+    result = word_perplexity([0.5, 4.0, 4.0, 1.0, 0.2, 0.3, 0.4], [0, 1, 2, 2, 3, 3, 3], words, oov_token="[UNK]")
+    assert result["words"] == 2 and result["oov_words"] == 2  # "<unk>" is an ordinary word here
+    assert result["ppl"] == pytest.approx(math.exp((0.5 + 0.9) / 2))
+
+
 def test_word_perplexity_drops_partly_evaluated_words_and_needs_one_word():
     words = {0: ("a", 1), 1: ("cut", 2)}
     assert word_perplexity([0.3, 9.0], [0, 1], words)["ppl"] == pytest.approx(math.exp(0.3))
@@ -101,7 +109,8 @@ def test_table3_markdown_has_title_scale_and_paper_cells():
 
 
 # -- end to end on a tiny random AE model (no hub) -----------------------------------------------------
-WORDS = "the cat dog sat ran on a mat house red blue small big and but near far tree <unk>".split()
+# [UNK]: tiny-random-bert's unknown token, the word the LM streams carry for WikiText's <unk> (lm_data)
+WORDS = "the cat dog sat ran on a mat house red blue small big and but near far tree [UNK]".split()
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +154,12 @@ def test_lm_trains_with_the_engine_and_history_changes_the_perplexity(ae_model, 
     data = SegmentData(lm.nugget, lm.settings, streams(3, 2), max_segments=10)
     ppl = {h: evaluate(lm, data, h, batch_size=4)["ppl"] for h in (0, 2)}
     assert all(math.isfinite(p) and p > 1 for p in ppl.values())
+    # the encoder tokenizer's unknown token is the OOV word perplexity leaves out (§6.2.1), not "<unk>"
+    assert data.oov_token == "[UNK]"
+    result = evaluate(lm, data, 0, batch_size=4)
+    evaluated = {(seg.stream, w) for seg in data.segments for w in seg.word_index}
+    unknown = sum(data.streams[s].words[w] == "[UNK]" for s, w in evaluated)
+    assert unknown > 0 and result["oov_words"] == unknown and result["words"] <= len(evaluated) - unknown
     if kind == "none":
         assert ppl[0] == pytest.approx(ppl[2])
     else:

@@ -43,10 +43,29 @@ def test_wikitext_streams_one_per_article(tmp_path):
     path = tmp_path / "test.txt"
     path.write_text(" \n = First = \n \n Alpha <unk> beta . \n \n = = Part = = \n \n Gamma . \n"
                     " \n = Second = \n \n Delta . \n")
-    streams = wikitext_streams(path)
+    streams = wikitext_streams(path, "[UNK]")
     assert [s.id for s in streams] == ["00000 First", "00001 Second"]
-    assert streams[0].text == "= First = Alpha <unk> beta . = = Part = = Gamma ."
-    assert streams[1].text == "= Second = Delta ."
+    assert streams[0].text == "= First = Alpha [UNK] beta. = = Part = = Gamma."  # real text (read_wikitext)
+    assert streams[1].text == "= Second = Delta."
+
+
+def test_wikitext_streams_carry_the_encoders_unknown_token_not_unk_pieces(tmp_path):
+    """Issue 18: a tokenised WikiText's <unk> became 4 WordPieces (<, un, ##k, >) of every LM stream; read
+    through read_wikitext it is the encoder tokenizer's one unknown token, and @-@ joiners are undone."""
+    from multivec.nugget.modeling import load_source_tokenizer
+
+    source = load_source_tokenizer("tiny-random-bert", "en_XX")
+    path = tmp_path / "test.txt"
+    path.write_text(" \n = A <unk> title = \n \n The <unk> of well @-@ known <unk> , 1 @,@ 000 men . \n")
+    streams = wikitext_streams(path, source.unk_token)
+    assert [s.id for s in streams] == ["00000 A [UNK] title"]  # `<5-digit position> <title>`, as before
+    text = streams[0].text
+    assert "<unk>" not in text and "@" not in text and sum("[UNK]" in w for w in text.split()) == 3
+    pieces = source.tokenize(text)
+    assert pieces.count(source.unk_token) == 3 and not {"<", "un", "##k", ">"} & set(pieces), pieces
+    tokenized = tokenize_stream(TargetTokenizer.from_source(source, None), streams[0])
+    assert [w for w in tokenized.words if "[UNK]" in w] == ["[UNK]", "[UNK]", "[UNK],"]  # detokenised punctuation
+    assert len(tokenized.ids) == len(pieces)
 
 
 def test_wikitext_streams_with_repeated_titles_get_distinct_ids(tmp_path):
@@ -54,11 +73,11 @@ def test_wikitext_streams_with_repeated_titles_get_distinct_ids(tmp_path):
     # id "<unk>", which the stream reader (rightly) refuses as a duplicate id.
     source = tmp_path / "test.txt"
     source.write_text(" \n = <unk> = \n \n Alpha . \n \n = <unk> = \n \n Beta . \n")
-    streams = wikitext_streams(source)
-    assert [s.id for s in streams] == ["00000 <unk>", "00001 <unk>"]
+    streams = wikitext_streams(source, "[UNK]")
+    assert [s.id for s in streams] == ["00000 [UNK]", "00001 [UNK]"]
     written = tmp_path / "streams.jsonl"
     write_streams(streams, written)
-    assert [s.text for s in read_streams(written)] == ["= <unk> = Alpha .", "= <unk> = Beta ."]
+    assert [s.text for s in read_streams(written)] == ["= [UNK] = Alpha.", "= [UNK] = Beta."]
 
 
 def test_streams_round_trip_and_bad_rows(tmp_path):

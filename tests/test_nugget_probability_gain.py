@@ -199,6 +199,19 @@ def test_word_windows_are_consecutive_words_of_one_article():
         word_windows(articles, {50: 1}, seed=1)
 
 
+def test_gain_windows_read_wikitext_with_the_unknown_token(tmp_path):
+    """Issue 18: the windows are real text with <unk> as the encoder's one unknown token (read_wikitext), not
+    the pieces <, un, ##k, >; ids stay `len<L>/<5-digit position> <title>/<first word>`."""
+    from multivec.data.wikitext import read_wikitext
+
+    path = tmp_path / "test.txt"
+    path.write_text(" \n = A <unk> = \n \n " + " ".join(f"w{i} <unk> x @-@ y" for i in range(4)) + " . \n")
+    rows = word_windows(read_wikitext(path, "[UNK]"), {4: 2}, seed=1)
+    assert [r["id"] for r in rows] == ["len4/00000 A [UNK]/0", "len4/00000 A [UNK]/4"]
+    assert all("<unk>" not in r["text"] and "@" not in r["text"] for r in rows)
+    assert rows[0]["text"] == "w0 [UNK] x-y w1"
+
+
 def test_word_windows_of_articles_with_the_same_title_get_distinct_ids():
     # WikiText writes out-of-vocabulary titles as <unk>: windows at the same offset of two such articles
     # once shared an id, which the overlap audit's duplicate-id check (rightly) refused.

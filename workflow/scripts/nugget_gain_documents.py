@@ -1,13 +1,16 @@
-"""Documents for the probability gain (NUGGET §5.3): word windows of WikiText-2 test articles."""
-from multivec.data.wikitext import parse_wikitext
+"""Documents for the probability gain (NUGGET §5.3): word windows of WikiText-2 test articles, as real text
+with <unk> as the NUGGET encoder tokenizer's unknown token (multivec.data.wikitext.read_wikitext)."""
+from multivec.data.wikitext import read_wikitext
 from multivec.io import write_jsonl
 from multivec.nugget.analysis.probability_gain import word_windows
+from multivec.resources import load_tokenizer
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     wanted = dict(zip(p.lengths, p.documents))
-    rows = word_windows(parse_wikitext(snakemake.input.text), wanted, p.seed)
+    unknown_token = load_tokenizer(snakemake.config["nugget"]["encoder"]).unk_token
+    rows = word_windows(read_wikitext(snakemake.input.text, unknown_token), wanted, p.seed)
     for length, count in wanted.items():
         have = sum(r["length"] == length for r in rows)
         if have < count:

@@ -15,7 +15,10 @@ masks: cross-attention then adds a constant (the value bias), the same for every
 
 The loss is the token cross-entropy of every token of the segment (trained in parallel, App. B.2).
 Perplexity is over whole words (footnote 6): a word's NLL is the sum of its subwords' NLLs, words equal
-to the OOV token (``<unk>``) are excluded, PPL = exp(mean word NLL) (``word_perplexity``).
+to or containing the OOV token are excluded ("We exclude all out-of-vocabulary tokens during the
+evaluation", §6.2.1), PPL = exp(mean word NLL) (``word_perplexity``). The OOV token is the one the streams carry for WikiText's
+``<unk>`` (``multivec.nugget.lm_data``): the AE model's encoder tokenizer's unknown token unless
+``LMSettings.oov_token`` names another.
 
 ``LanguageModelTask`` plugs the LM into the shared training engine (``multivec.training.engine``):
 with ``freeze_encoder`` the history memories are computed once per segment and cached, and only the
@@ -57,7 +60,7 @@ class LMSettings:
     freeze_encoder: bool = True  # history memories computed once and cached; only the decoder trains
     history_source_tokens: int = 256  # source tokens of a history segment the encoder reads (cut beyond)
     encode_batch_size: int = 16
-    oov_token: str = "<unk>"
+    oov_token: str | None = None  # the OOV word perplexity leaves out; None: the encoder tokenizer's unk_token
 
     def __post_init__(self) -> None:
         if self.history not in HISTORY_KINDS:
@@ -212,8 +215,9 @@ class NuggetLanguageModel(nn.Module):
 # -- perplexity over words (footnote 6) --------------------------------------------------------------
 def word_perplexity(token_nll: Sequence[float], token_word: Sequence[Any], words: dict[Any, tuple[str, int]],
                     oov_token: str = "<unk>") -> dict[str, float]:
-    """exp(mean word NLL): a word's NLL sums its subwords' NLLs; OOV words are excluded, and so are words
-    whose tokens were not all evaluated. ``token_word``: per token, its word's key in ``words``
+    """exp(mean word NLL): a word's NLL sums its subwords' NLLs; OOV words (those containing ``oov_token``:
+    detokenised text attaches punctuation, "[UNK],") are excluded, and so are words whose tokens were not
+    all evaluated. ``token_word``: per token, its word's key in ``words``
     (key -> (word, number of subword tokens))."""
     if len(token_nll) != len(token_word):
         raise ValueError(f"{len(token_nll)} token NLLs but {len(token_word)} token words")
@@ -222,12 +226,12 @@ def word_perplexity(token_nll: Sequence[float], token_word: Sequence[Any], words
     for nll, key in zip(token_nll, token_word):
         sums[key] = sums.get(key, 0.0) + float(nll)
         counts[key] = counts.get(key, 0) + 1
-    kept = [k for k in sums if words[k][0] != oov_token and counts[k] == words[k][1]]
+    kept = [k for k in sums if oov_token not in words[k][0] and counts[k] == words[k][1]]
     if not kept:
         raise ValueError("no in-vocabulary word was fully evaluated: perplexity undefined")
     mean = sum(sums[k] for k in kept) / len(kept)
     return {"ppl": math.exp(mean), "word_nll": mean, "words": len(kept),
-            "oov_words": sum(1 for k in sums if words[k][0] == oov_token), "tokens": len(token_nll),
+            "oov_words": sum(1 for k in sums if oov_token in words[k][0]), "tokens": len(token_nll),
             "token_ppl": math.exp(sum(sums.values()) / max(len(token_nll), 1))}
 
 
@@ -245,6 +249,11 @@ class SegmentData:
             available += math.ceil(len(self.streams[-1].ids) / settings.segment_tokens)
         self.segments = segment_streams(tok, self.streams, settings.segment_tokens, max_segments)
         self.settings = settings
+        # the word the streams carry for WikiText's <unk> (lm_data.wikitext_streams): perplexity leaves it out
+        self.oov_token = settings.oov_token or model.source_tokenizer.unk_token
+        if not self.oov_token:
+            raise ValueError("LM perplexity: the encoder tokenizer has no unknown token and LMSettings.oov_token "
+                             "is unset: name the out-of-vocabulary word to leave out")
         self.memories: list[Memory] | None = None
         if settings.freeze_encoder:
             was_training = model.training
@@ -289,7 +298,7 @@ def segment_word_nll(token_nll: Sequence[float], token_word: Sequence[Any], toke
         first.setdefault(key, segment)
     out: dict[Any, tuple[float, int]] = {segment: (0.0, 0) for segment in dict.fromkeys(token_segment)}
     for key in sums:
-        if words[key][0] != oov_token and counts[key] == words[key][1]:
+        if oov_token not in words[key][0] and counts[key] == words[key][1]:
             nll, n = out[first[key]]
             out[first[key]] = (nll + sums[key], n + 1)
     return out
@@ -318,8 +327,8 @@ def evaluate_segments(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_
     lm.train(was_training)
     counts = [Counter(stream.word_index) for stream in data.streams]  # subword tokens per word
     words = {(s, w): (data.streams[s].words[w], counts[s][w]) for s, w in set(token_word)}
-    return (word_perplexity(token_nll, token_word, words, data.settings.oov_token),
-            segment_word_nll(token_nll, token_word, token_segment, words, data.settings.oov_token))
+    return (word_perplexity(token_nll, token_word, words, data.oov_token),
+            segment_word_nll(token_nll, token_word, token_segment, words, data.oov_token))
 
 
 # -- training (engine plug-in) -----------------------------------------------------------------------

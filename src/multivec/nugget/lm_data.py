@@ -7,9 +7,11 @@ history is the h segments before it in the same stream, each encoded independent
   ``<source>/<article>/<chunk>``: chunks of one article with consecutive numbers are joined in order; a
   missing number (a chunk held out in dev or dropped) starts a new stream, so no stream spans a gap.
 - ``wikitext_streams``: one stream per WikiText article (title, headings and paragraphs in file order; id
-  ``<5-digit position in the file> <title>``, since titles repeat),
-  kept in WikiText's own tokenisation, whose whitespace-separated words are the units of the word-level
-  perplexity (footnote 6), ``<unk>`` being the out-of-vocabulary word.
+  ``<5-digit position in the file> <title>``, since titles repeat), as real text
+  (``multivec.data.wikitext.read_wikitext``, issue 18): a tokenised file is detokenised and each ``<unk>``
+  becomes the encoder tokenizer's one unknown token (MiniLM's ``[UNK]``), not 4 pieces ``<``, ``un``,
+  ``##k``, ``>``. The whitespace-separated words of that text are the units of the word-level perplexity
+  (footnote 6); a word equal to the unknown token is the out-of-vocabulary word it leaves out (§6.2.1).
 - ``tokenize_stream``: target-tokenizer ids of a stream, encoded word by word so every token knows the
   word it belongs to (a word's probability is the product of its subwords').
 - ``segment_streams``: the segments (stream, position, ids, word ids, and the segment's text for the
@@ -86,19 +88,20 @@ def training_streams(path: str | os.PathLike) -> list[Stream]:
     return streams
 
 
-def wikitext_streams(path: str | os.PathLike) -> list[Stream]:
-    """One stream per WikiText article, in WikiText's tokenisation (``= Title =`` and headings kept)."""
-    from multivec.data.wikitext import parse_wikitext
+def wikitext_streams(path: str | os.PathLike, unknown_token: str | None) -> list[Stream]:
+    """One stream per WikiText article (``= Title =`` and headings kept), read as real text with every
+    ``<unk>`` of a tokenised file mapped to ``unknown_token`` (the encoder tokenizer's; None keeps ``<unk>``)."""
+    from multivec.data.wikitext import read_wikitext
 
     streams = []
-    for number, article in enumerate(parse_wikitext(path)):
+    for number, article in enumerate(read_wikitext(path, unknown_token)):
         parts = [f"= {article.title} ="]
         for section in article.sections:
             if section.heading:
                 parts.append(f"= = {section.heading} = =")
             parts.append(section.text)
-        # Titles are not unique ids (WikiText writes an out-of-vocabulary title as "<unk>"): the id is the
-        # article's position in the file, then its title.
+        # Titles are not unique ids (WikiText writes an out-of-vocabulary title as "<unk>", here the unknown
+        # token): the id is the article's position in the file, then its title.
         streams.append(Stream(f"{number:05d} {article.title}", " ".join(" ".join(parts).split())))
     if not streams:
         raise MalformedInputError(path, None, "no WikiText article")

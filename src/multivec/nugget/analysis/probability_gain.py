@@ -38,7 +38,6 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from multivec.data.corpora import detokenize_wikitext
 from multivec.data.wikitext import Article
 from multivec.nugget.modeling import IGNORE_INDEX, Nuggets
 
@@ -47,8 +46,9 @@ from multivec.nugget.modeling import IGNORE_INDEX, Nuggets
 
 def word_windows(articles: Sequence[Article], counts: dict[int, int], seed: int) -> list[dict]:
     """Documents ``{id, text, length}`` (id ``len<L>/<article position> <title>/<first word>``): for each length L in ``counts``, ``counts[L]`` windows of L
-    consecutive words of one article (detokenized WikiText; non-overlapping within a length), drawn
-    without replacement with ``seed`` (all of them when fewer exist).
+    consecutive words of one article (``articles`` as ``read_wikitext`` gives them: real text, ``<unk>``
+    as the encoder tokenizer's one unknown token; non-overlapping within a length), drawn without
+    replacement with ``seed`` (all of them when fewer exist).
 
     A target sequence of L tokens is cut from each window later (``prepare_document``): L words
     give at least L subword tokens for the tokenizers used here, and shorter ones are dropped there.
@@ -59,7 +59,7 @@ def word_windows(articles: Sequence[Article], counts: dict[int, int], seed: int)
             raise ValueError(f"probability_gain: document length {length} is too short (>= 4 tokens)")
         windows = []
         for number, article in enumerate(articles):
-            words = detokenize_wikitext(" ".join(s.text for s in article.sections)).split()
+            words = " ".join(s.text for s in article.sections).split()
             # The article's position keeps ids unique: WikiText titles repeat (out-of-vocabulary ones are <unk>).
             name = f"{number:05d} {article.title}"
             for start in range(0, len(words) - length + 1, length):
