@@ -53,6 +53,7 @@ rule autoencoding_corpus:
         meta="data/built/corpora/autoencoding/meta.json",
     params:
         settings=config["corpora"]["autoencoding"],
+        nugget=config["nugget"],  # the encoder/target tokenizers that measure the documents
         seed=config["seed"],
     log:
         "logs/corpora/autoencoding.log",
@@ -78,6 +79,7 @@ rule translation_corpus:
         meta="data/built/corpora/translation/meta.json",
     params:
         settings=config["corpora"]["translation"],
+        nugget=config["nugget"],  # the encoder/target tokenizers that measure the documents
         seed=config["seed"],
     log:
         "logs/corpora/translation.log",

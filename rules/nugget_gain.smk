@@ -27,6 +27,7 @@ rule nugget_gain_documents:
     params:
         lengths=GAIN["lengths"],
         documents=GAIN["documents"],
+        encoder=config["nugget"]["encoder"],  # its unknown token replaces <unk>
         seed=config["seed"],
     log:
         "logs/nugget_gain/documents.log",

@@ -11,6 +11,7 @@ rule nugget_lm_streams:
         test=f"{LM_DIR}/test.jsonl",
     params:
         train_source=NUGGET_LM["train_source"],
+        encoder=config["nugget"]["encoder"],  # its unknown token replaces <unk>
     log:
         "logs/build/nugget_lm_streams.log",
     benchmark:

@@ -233,6 +233,17 @@ def test_every_gpu_job_of_the_whole_paper_dag_goes_to_the_gpu_partition(mirror, 
             assert resources["slurm_partition"] == "CHANGE_ME_cpu_partition", (rule, resources)
 
 
+def test_scripts_read_settings_from_params_not_the_config():
+    """A setting a script reads from ``snakemake.config`` is invisible to Snakemake's params trigger: changing
+    it (e.g. ``nugget.encoder``, whose unknown token replaces WikiText's <unk>) would not rerun the rule."""
+    scripts = sorted((Path(__file__).resolve().parents[1] / "workflow" / "scripts").glob("*.py"))
+    # the mirror is where inputs come from, not what they are (their sha256 is checked): moving it reruns nothing
+    allowed = 'snakemake.config.get("data_mirror")'
+    offenders = [path.name for path in scripts
+                 if "snakemake.config" in path.read_text(encoding="utf-8").replace(allowed, "")]
+    assert len(scripts) > 50 and not offenders, f"pass these settings as params instead: {offenders}"
+
+
 def test_training_rules_declare_files_not_directories():
     """Snakemake deletes a ``directory()`` output before it reruns a killed job, checkpoint/ included, so a
     training rule with one restarts from step 0 instead of resuming (issue 22: the seq2seq segmenter did)."""

@@ -13,7 +13,7 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads):
     sources = [read_paragraphs(name, path) for name, paths in inputs.items() for path in paths]
     stats = PackingStats()
     # documents fit nugget.max_source_tokens as the model tokenizes them (special tokens included)
-    tokenizer = model_tokenizers(settings, snakemake.config["nugget"], target=False)["tokenizer"]
+    tokenizer = model_tokenizers(settings, snakemake.params.nugget, target=False)["tokenizer"]
     train, dev = build_autoencoding_corpus(
         sources, tokenizer, settings["max_tokens"], dev_size=settings["dev_size"],
         seed=snakemake.params.seed, max_documents=settings.get("max_documents"),

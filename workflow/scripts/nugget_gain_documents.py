@@ -9,7 +9,7 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     wanted = dict(zip(p.lengths, p.documents))
-    unknown_token = load_tokenizer(snakemake.config["nugget"]["encoder"]).unk_token
+    unknown_token = load_tokenizer(snakemake.params.encoder).unk_token
     rows = word_windows(read_wikitext(snakemake.input.text, unknown_token), wanted, p.seed)
     for length, count in wanted.items():
         have = sum(r["length"] == length for r in rows)

@@ -8,7 +8,7 @@ from multivec.resources import load_tokenizer
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
-    unknown_token = load_tokenizer(snakemake.config["nugget"]["encoder"]).unk_token
+    unknown_token = load_tokenizer(snakemake.params.encoder).unk_token
     read_wikitext_streams = partial(wikitext_streams, unknown_token=unknown_token)
     read_training = training_streams if snakemake.params.train_source == "autoencoding" else read_wikitext_streams
     for split in ("train", "dev"):

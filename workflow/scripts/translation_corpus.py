@@ -12,7 +12,7 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads):
     settings = snakemake.params.settings
     # Count tokens as the model will: its source tokenizer with special tokens, against the limit
     # nugget.max_source_tokens; the target side too when its vocabulary is known before training.
-    limits = model_tokenizers(settings, snakemake.config["nugget"])
+    limits = model_tokenizers(settings, snakemake.params.nugget)
     split = english_sentence_splitter(data_mirror(snakemake.config.get("data_mirror") or None))
     stats = TranslationStats()
     common = dict(dev_size=settings["dev_size"], seed=snakemake.params.seed, max_documents=settings.get("max_documents"),
