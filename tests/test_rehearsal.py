@@ -299,3 +299,28 @@ def test_the_shared_frozen_bottom_builds_its_nugget_config_at_paper_scale():
     update_config(merged, yaml.safe_load((REPO / "config/paper.yaml").read_text()))
     settings = {**merged["nugget"], "objective": "ae", "ratio": 1.0, "seed": merged["seed"]}
     assert NuggetConfig(**{key: settings[key] for key in keys}).architecture == "mbart"
+
+
+def test_a_frozen_student_embeds_bit_identically_to_the_untrained_one(fixture_mirror):
+    """distill_table's sanity row stopped the rehearsal (SanityRowError on eval_lee): the backbone weights were
+    equal, but matmul picks its kernel by whether a weight requires grad, and the tiny Longformer's padded
+    batches then rounded differently (up to 1.2e-7) for the frozen student. embed_texts now embeds with no
+    weight requiring grad and restores the flags."""
+    import numpy as np
+    import torch
+
+    from multivec.distill.student import Student, StudentConfig, embed_texts
+
+    words = "the fire spread quickly and residents of the river town were told to leave".split()
+    texts = [" ".join(words[(i * j) % len(words)] for j in range(n)) for i, n in enumerate((148, 131, 40, 20, 250))]
+    settings = dict(backbone=str(fixture_mirror / "models" / "allenai/longformer-base-4096"), max_tokens=256,
+                    chunk_tokens=None, seed=0)
+    untrained, frozen = Student(StudentConfig(**settings)), Student(StudentConfig(**settings, freeze_backbone=True))
+    # Equal weights (the pooler, missing from Longformer checkpoints, is initialised at random on load; the
+    # student mean-pools the last hidden states and never reads it).
+    weights, frozen_weights = untrained.backbone.state_dict(), frozen.backbone.state_dict()
+    assert all(torch.equal(value, frozen_weights[key]) for key, value in weights.items()
+               if not key.startswith("pooler."))
+    assert np.array_equal(embed_texts(untrained, texts, 2), embed_texts(frozen, texts, 2))
+    assert all(p.requires_grad for p in untrained.backbone.parameters())  # flags restored after embedding
+    assert not any(p.requires_grad for p in frozen.backbone.parameters())

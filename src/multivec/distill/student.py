@@ -162,7 +162,8 @@ def length_sorted_order(lengths: Sequence[int]) -> list[int]:
 
 def embed_texts(student: Student, texts: Sequence[str], batch_size: int, show_progress: bool = False) -> np.ndarray:
     """The student's embeddings of ``texts`` (the pooled state, [N, hidden] float32, input order), in batches of
-    similar length."""
+    similar length, with no weight requiring grad (so a frozen and an unfrozen student with the same backbone
+    weights give bit-identical embeddings; their requires_grad flags are restored after)."""
     from tqdm.auto import tqdm
 
     tokens = student.tokenize(texts)
@@ -171,12 +172,22 @@ def embed_texts(student: Student, texts: Sequence[str], batch_size: int, show_pr
     if not len(texts):
         raise ValueError("embed_texts: no texts")
     was_training = student.training
+    requires_grad = [p.requires_grad for p in student.parameters()]
+    # One numeric path for every student: PyTorch's matmul picks its kernel by whether a weight requires grad
+    # (even in inference mode), and a Longformer batch of padded documents then rounds differently (up to
+    # 1.2e-7), so a frozen student (weights without grad) did not embed exactly as the untrained one.
     student.eval()
-    with torch.inference_mode():
-        for start in tqdm(range(0, len(order), batch_size), desc="embed", disable=not show_progress):
-            rows = order[start:start + batch_size]
-            out[rows] = student(student.collate([tokens[i] for i in rows]).to(student.device)).float().cpu().numpy()
-    student.train(was_training)
+    student.requires_grad_(False)
+    try:
+        with torch.inference_mode():
+            for start in tqdm(range(0, len(order), batch_size), desc="embed", disable=not show_progress):
+                rows = order[start:start + batch_size]
+                batch = student.collate([tokens[i] for i in rows]).to(student.device)
+                out[rows] = student(batch).float().cpu().numpy()
+    finally:
+        for parameter, flag in zip(student.parameters(), requires_grad):
+            parameter.requires_grad_(flag)
+        student.train(was_training)
     return out
 
 
