@@ -97,6 +97,22 @@ def test_hub_models_resolve_to_the_mirror_copy(tmp_path, monkeypatch):
     assert mirrored_model("../escape") is None
 
 
+def test_the_config_check_reads_a_hub_models_limits_from_the_mirror(tmp_path, monkeypatch):
+    """The pre-flight check said "encoder ... not on this machine" for the rehearsal's mirrored hub models
+    (config_checks looked in the hub cache only, while resolve_model loads <mirror>/models/<hub id>/)."""
+    from multivec.config_checks import encoder_limits
+
+    hub_id = "facebook/mbart-large-50-many-to-many-mmt"
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", str(tmp_path))
+    limits, where = encoder_limits(hub_id)
+    assert limits is None and "not on this machine" in where and "data mirror" in where
+    (tmp_path / "models" / hub_id).mkdir(parents=True)
+    (tmp_path / "models" / hub_id / "config.json").write_text('{"max_position_embeddings": 1026, "encoder_layers": 2}')
+    limits, where = encoder_limits(hub_id)
+    assert limits == {"positions": 1026, "layers": 2}
+    assert where == str((tmp_path / "models" / hub_id / "config.json").resolve())
+
+
 def _hub_ids(node):
     if isinstance(node, dict):
         return {i for v in node.values() for i in _hub_ids(v)}

@@ -81,7 +81,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from multivec.resources import MINILM_NAMES, ResourceError, is_tiny_random, minilm_path, tiny_random_sizes
+from multivec.resources import (MINILM_NAMES, ResourceError, is_tiny_random, minilm_path, mirrored_model,
+                                tiny_random_sizes)
 
 # Text a ratio must print as: the training rule's wildcard constraint (rules/nugget.smk).
 RATIO_TEXT = re.compile(r"[0-9.]+")
@@ -321,7 +322,8 @@ def encoder_limits(ref: str) -> tuple[dict | None, str]:
         return {"positions": sizes["max_position_embeddings"], "layers": layers}, f"{ref} (multivec.resources)"
     config_path = _local_config_json(ref)
     if config_path is None:
-        return None, f"encoder {ref!r} is not on this machine (hub id, not in the local cache)"
+        return None, (f"encoder {ref!r} is not on this machine (hub id, not in the data mirror's models/ nor in "
+                      "the local hub cache)")
     try:
         hf_config = json.loads(Path(config_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
@@ -340,6 +342,9 @@ def _local_config_json(ref: str) -> Path | None:
         return folder / "config.json"
     if ref.startswith((".", "/", "~")):
         raise ConfigError(f"model folder {ref!r} does not exist")
+    mirrored = mirrored_model(ref)  # <mirror>/models/<hub id>/, where resolve_model loads it from
+    if mirrored is not None:
+        return Path(mirrored) / "config.json"
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
