@@ -4,8 +4,10 @@ Fast tests: the registry overlay (digests replaced, checked, errors naming the o
 the mirror, the fixture files read by the pipeline's own readers, the OpenAI-compatible server answering the
 LLM client, and the rule set of the paper DAG (every rule of the workflow, nothing switched off by
 config/rehearsal.yaml). The e2e test writes the fixture mirror, starts the server, runs every paper target
-with ``--configfile config/paper.yaml config/rehearsal.yaml`` in a copy of the workflow, times it, and fails
-when any rule of the paper DAG did not run (read from Snakemake's ``.snakemake/metadata``).
+with ``--configfile config/paper.yaml config/rehearsal.yaml`` in a copy of the workflow, fails when any rule
+of the paper DAG did not run (read from Snakemake's ``.snakemake/metadata``), and writes the run's wall time
+and per-rule times (results/rule_benchmarks.csv, from Snakemake's benchmark files) to
+``rehearsal_times.json`` (its path printed and warned; also to ``$MULTIVEC_REHEARSAL_TIMES`` when set).
 """
 
 import base64
@@ -15,6 +17,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -31,7 +34,11 @@ from multivec.resources import ResourceError, mirrored_model, pin_registry_overl
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 REHEARSAL = ["--configfile", "config/paper.yaml", "config/rehearsal.yaml"]
-BUDGET_S = 20 * 60  # issue 21: the whole rehearsal in <= 20 minutes on the 2-core reference machine
+# Issue 21's goal is the whole rehearsal in <= 20 minutes on the 2-core reference machine. Tests are never timed
+# (a shared machine's speed is no defect): the e2e test writes its wall time and per-rule times to a file instead
+# (rehearsal_times). HANG_S only stops a run that hangs.
+HANG_S = 3 * 60 * 60
+TIMES_ENV = "MULTIVEC_REHEARSAL_TIMES"  # optional: where the e2e test also writes its times (JSON)
 
 
 def _overlay(tmp_path, entries):
@@ -252,14 +259,22 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag(fixture_mirror, copy_workflo
     start = time.monotonic()
     try:
         result = subprocess.run([SNAKEMAKE, "all", "--cores", "2", *REHEARSAL], cwd=work, env=env,
-                                capture_output=True, text=True, timeout=BUDGET_S + 300)
+                                capture_output=True, text=True, timeout=HANG_S)
     finally:
         server.shutdown()
         server.server_close()
     elapsed = time.monotonic() - start
+    times = rehearsal_times(work, elapsed)
+    for path in (tmp_path / "rehearsal_times.json", os.environ.get(TIMES_ENV)):
+        if path:
+            Path(path).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
+    slowest = ", ".join(f"{name} {s:.0f} s" for name, s in list(times["rules_s"].items())[:5])
+    summary = (f"rehearsal of every paper target: {elapsed:.0f} s wall time (issue 21's goal: <= 1200 s on the "
+               f"2-core reference machine); slowest rules: {slowest}; all times: {tmp_path / 'rehearsal_times.json'}")
+    print(summary)
+    warnings.warn(summary)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-20000:]
-    print(f"rehearsal of every paper target: {elapsed:.0f} s")
     expected = _workflow_rules(fixture_mirror, work) - {"all"}  # `all` has no output of its own
     missing = expected - _rules_that_ran(work)
     assert not missing, f"rules of the paper DAG that did not run in the rehearsal: {sorted(missing)}"
@@ -267,7 +282,26 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag(fixture_mirror, copy_workflo
                  "nugget_table3_lm.csv", "nugget_table4_ablations.csv"):
         assert (work / "results" / name).is_file(), name
     assert "rehearsal" in (work / "results" / "distill_imdb.md").read_text()  # the tables name the scale
-    assert elapsed <= BUDGET_S, f"the rehearsal took {elapsed:.0f} s, over the {BUDGET_S} s budget"
+
+
+def rehearsal_times(workdir: Path, wall_s: float) -> dict:
+    """``{"wall_s", "jobs", "rules_s": {rule: total job seconds, slowest first}}`` from the run's wall time and
+    the workflow's own per-rule summary of the benchmark files (results/rule_benchmarks.csv, rule
+    rule_benchmarks), when the run got that far."""
+    import csv
+
+    summary = workdir / "results" / "rule_benchmarks.csv"
+    rows = list(csv.DictReader(summary.open(encoding="utf-8"))) if summary.is_file() else []
+    rules = sorted(((row["rule"], round(float(row["total_s"]), 1)) for row in rows), key=lambda kv: -kv[1])
+    return {"wall_s": round(wall_s, 1), "jobs": sum(int(row["jobs"]) for row in rows), "rules_s": dict(rules)}
+
+
+def test_rehearsal_times_read_the_rule_benchmark_summary(tmp_path):
+    assert rehearsal_times(tmp_path, 12.34) == {"wall_s": 12.3, "jobs": 0, "rules_s": {}}  # failed early
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "rule_benchmarks.csv").write_text(
+        "work,rule,jobs,total_s\nnugget,a,2,3.5\ndistill,b,1,7.04\n", encoding="utf-8")
+    assert rehearsal_times(tmp_path, 12.34) == {"wall_s": 12.3, "jobs": 3, "rules_s": {"b": 7.0, "a": 3.5}}
 
 
 @pytest.mark.parametrize("block", [("nugget_analysis", "train"), ("nugget_lm", "train")])
