@@ -18,7 +18,7 @@ if os.environ.get("MULTIVEC_DATA_MIRROR"):
 
 
 # What a run of the workflow needs from the repository (tests copy it so runs never touch the checkout).
-WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src"]
+WORKFLOW_PARTS = ["Snakefile", "rules", "workflow", "config", "profiles", "envs", "src", "scripts"]
 
 
 @pytest.fixture(scope="session")

@@ -29,17 +29,27 @@ def code_block_lines(text):
     return lines
 
 
+def _is_snakemake(part):
+    words = shlex.split(part)
+    return Path(next((w for w in words if not ENV_ASSIGNMENT.match(w)), "")).name == "snakemake"
+
+
 def snakemake_commands(text):
     """Each `[VAR=value ...] [.venv/bin/]snakemake ...` command of the code blocks, as printed
     (one part of an `a && b` line)."""
-    commands = []
-    for line in code_block_lines(text):
-        for part in line.split("&&"):
-            words = shlex.split(part)
-            program = next((w for w in words if not ENV_ASSIGNMENT.match(w)), "")
-            if Path(program).name == "snakemake":
-                commands.append(part.strip())
-    return commands
+    return [part.strip() for line in code_block_lines(text) for part in line.split("&&") if _is_snakemake(part)]
+
+
+def setup_lines(text, command):
+    """The `.venv/bin/python ...` lines that precede ``command`` in its own code block (what a reader runs
+    first, e.g. writing a site profile or the rehearsal's fixture mirror), background (`&`) lines left out."""
+    for block in re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.M | re.S):
+        lines = code_block_lines("```\n" + block + "```")
+        for at, line in enumerate(lines):
+            if command in [part.strip() for part in line.split("&&")]:
+                return [previous for previous in lines[:at]
+                        if previous.startswith(".venv/bin/python ") and not previous.endswith("&")]
+    return []
 
 
 def readme_test_command(text):
@@ -85,6 +95,10 @@ def fresh_clone(tmp_path_factory, mirror, copy_workflow):
 @pytest.mark.parametrize("command", README_COMMANDS)
 def test_readme_snakemake_command_dry_runs_as_printed(command, fresh_clone):
     env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", HF_HUB_OFFLINE="1")
+    for line in setup_lines(README.read_text(), command):
+        setup = subprocess.run(["bash", "-c", line], cwd=fresh_clone, env=env, capture_output=True, text=True,
+                               timeout=600)
+        assert setup.returncode == 0, f"{line}\n{setup.stdout}{setup.stderr}"
     result = subprocess.run(["bash", "-c", with_dry_run(command)], cwd=fresh_clone, env=env,
                             capture_output=True, text=True, timeout=600)
     out = result.stdout + result.stderr
@@ -99,3 +113,7 @@ def test_command_extraction():
         "snakemake outside a code block"])
     assert snakemake_commands(text) == ["A=1 B=../x .venv/bin/snakemake --cores all t.csv", "snakemake t.csv --profile p"]
     assert with_dry_run("A=1 .venv/bin/snakemake --cores all t.csv") == "A=1 .venv/bin/snakemake -n --cores all t.csv"
+    block = "\n".join(["```bash", ".venv/bin/python make.py out", ".venv/bin/python -m server &",
+                       "M=x .venv/bin/snakemake all --profile out", "```", "```bash", ".venv/bin/python other.py",
+                       "```"])
+    assert setup_lines(block, "M=x .venv/bin/snakemake all --profile out") == [".venv/bin/python make.py out"]
