@@ -376,6 +376,10 @@ def _timed_task_class():
             self.find_unused_parameters = inner.find_unused_parameters
             self.calls, self.starts, self.ends, self.tokens, self.losses, self.shapes = 0, [], [], [], [], []
 
+        @property
+        def loss_terms(self):  # the parts of the loss the wrapped task reports (metrics.csv columns)
+            return self.inner.loss_terms
+
         def setup(self, out_dir, runtime, resuming):
             self.inner.setup(out_dir, runtime, resuming)
             self.model = self.inner.model
@@ -400,9 +404,9 @@ def _timed_task_class():
             return batch
 
         def loss(self, module, batch):
-            value, count = self.inner.loss(module, batch)
+            value, *rest = self.inner.loss(module, batch)  # (loss, count) or (loss, count, terms)
             self.losses[-1].append(value.detach())  # read after the run: no extra sync inside the step
-            return value, count
+            return (value, *rest)
 
         def step_ended(self, *_):
             _synchronize()
@@ -468,7 +472,7 @@ def count_flops(task, run: WorkRun, runtime) -> tuple[float, float]:
         counter = FlopCounterMode(display=False, custom_mapping=_cpu_sdpa_mapping())
         with counter:
             with runtime.autocast():
-                loss, _ = task.loss(model, batch)
+                loss = task.loss(model, batch)[0]  # (loss, count[, terms])
             loss.backward()
         model.zero_grad(set_to_none=True)
     finally:

@@ -377,9 +377,14 @@ def test_tsdae_row_trains_unfrozen(bpe):
     source = (Path(__file__).resolve().parents[1] / "rules" / "common.smk").read_text()
     functions = [node for node in ast.parse(source).body
                  if isinstance(node, ast.FunctionDef)
-                 and node.name in ("training_seed", "nugget_model_config", "tsdae_model_config")]
-    namespace = {"config": {"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
+                 and node.name in ("training_seed", "nugget_model_config", "tsdae_model_config",
+                                   "zoo_model_config", "zoo_objective_settings")]
+    from multivec.nugget import zoo
+
+    namespace = {"_zoo": zoo,
+                 "config": {"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
                                        "decoder_ffn": 64, "target_vocab_size": 300},
+                            "nugget_analysis": {"model": {}},
                             "seed": 0, "tsdae": {"noise_deletion": 0.6}}}
     exec(compile(ast.Module(body=functions, type_ignores=[]), "rules/common.smk", "exec"), namespace)
     cfg = NuggetConfig.from_dict(namespace["tsdae_model_config"]("ae"))
