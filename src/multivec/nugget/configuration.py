@@ -25,8 +25,10 @@ SELECTORS = ("learned", "chunking", "sentence_boundary", "random")
 BOTTLENECKS = ("nuggets", "mean", "tokens")
 DECODER_OUTPUTS = ("untied", "tied")
 OUTPUT_BIAS_INITS = ("zero", "unigram")
+OUTPUT_WEIGHT_INITS = ("embedding", "zero")
 TARGET_TOKENIZERS = ("bpe", "source")
 DECODER_INITS = ("scratch", "encoder")
+CROSS_ATTENTION_INITS = ("random", "self_attention")
 # Punctuation the chunking selector may end a chunk at: §7.1 says "comma or period"; "wide" is an option.
 CHUNK_PUNCTUATION = ("comma_period", "wide")
 
@@ -77,13 +79,24 @@ class NuggetConfig:
     # layers (0-based) the decoder copies, one per decoder layer; None = the first decoder_layers.
     decoder_init: str = "scratch"
     decoder_copy_layers: list[int] | None = None
+    # Cross-attention of a warm-started decoder: "random" (the library's initialisation, Rothe et al. 2020) or
+    # "self_attention" (a copy of the same encoder layer's self-attention, whose positional heads can align
+    # decoder position t with memory position t + 1 from step 0; docs/decisions.md, "NUGGET demo decoder").
+    decoder_cross_attention_init: str = "random"
+    # Add to each memory slot the warm-started decoder's own position embedding (through its embedding
+    # LayerNorm) of the slot's source position, so that cross-attention can align by position as mBART's
+    # position-carrying encoder states let it; MiniLM's contrastively trained top states carry little
+    # position (docs/decisions.md, "NUGGET demo decoder"). Retrieval vectors are never changed.
+    decoder_memory_positions: bool = False
     # Decoder output layer: "untied" (its own trainable V × d matrix, initialised from the input embedding)
     # or "tied" (the decoder's trainable input embedding, as mBART's lm_head). The output bias always trains.
     decoder_output: str = "untied"
-    # Output layer at the start of training: "zero" bias, or "unigram" = the bias holds the log of the add-one
-    # smoothed unigram frequencies of the training targets and an untied output matrix starts at zero, so
-    # step 0 predicts exactly that unigram model (ignored when the model starts from a saved one).
+    # Output layer at the start of training (ignored when the model starts from a saved one): the bias is
+    # "zero" or "unigram" (the log of the add-one smoothed unigram frequencies of the training targets); the
+    # untied output matrix is a copy of the input "embedding" or "zero" (with a unigram bias, step 0 then
+    # predicts exactly that unigram model).
     output_bias_init: str = "zero"
+    output_weight_init: str = "embedding"
     # Target vocabulary: "bpe" trains a byte-level BPE on the training targets; "source" reuses the
     # encoder's tokenizer (required for "mbart", whose pretrained decoder has that vocabulary).
     target_tokenizer: str = "bpe"
@@ -122,11 +135,24 @@ class NuggetConfig:
         check(self.decoder_init in DECODER_INITS, "decoder_init", f"expected one of {DECODER_INITS}")
         check(self.decoder_output in DECODER_OUTPUTS, "decoder_output", f"expected one of {DECODER_OUTPUTS}")
         check(self.output_bias_init in OUTPUT_BIAS_INITS, "output_bias_init", f"expected one of {OUTPUT_BIAS_INITS}")
+        check(self.output_weight_init in OUTPUT_WEIGHT_INITS, "output_weight_init",
+              f"expected one of {OUTPUT_WEIGHT_INITS}")
+        if self.output_weight_init == "zero":
+            check(self.decoder_output == "untied", "output_weight_init",
+                  "a tied output layer is the input embedding and cannot start at zero: use 'embedding'")
         if self.decoder_init == "encoder":
             check(self.architecture == "bert_decoder", "decoder_init",
                   "warm start from the encoder is for architecture 'bert_decoder' (mbart has its own decoder)")
             check(self.target_tokenizer == "source", "decoder_init",
                   "a decoder warm-started from the encoder shares its word embeddings: set target_tokenizer: source")
+        check(self.decoder_cross_attention_init in CROSS_ATTENTION_INITS, "decoder_cross_attention_init",
+              f"expected one of {CROSS_ATTENTION_INITS}")
+        if self.decoder_cross_attention_init != "random":
+            check(self.decoder_init == "encoder", "decoder_cross_attention_init", "only with decoder_init: encoder")
+        check(type(self.decoder_memory_positions) is bool, "decoder_memory_positions", "must be true or false")
+        if self.decoder_memory_positions:
+            check(self.decoder_init == "encoder", "decoder_memory_positions",
+                  "only with decoder_init: encoder (the decoder's BERT position embeddings)")
         copied = self.decoder_copy_layers
         if copied is not None:
             check(self.decoder_init == "encoder", "decoder_copy_layers", "only with decoder_init: encoder")

@@ -90,10 +90,11 @@ class TargetDecoder(nn.Module):
 
     @classmethod
     def from_encoder(cls, bert: nn.Module, layers: Sequence[int], dropout: float,
-                     output: str = "untied") -> "TargetDecoder":
+                     output: str = "untied", cross_attention: str = "random") -> "TargetDecoder":
         """A decoder warm-started from a BERT-style encoder (``BertModel``): decoder layer j copies encoder
         layer ``layers[j]`` (self-attention, feed-forward, their LayerNorms); cross-attention is new
-        (random, the library's initialisation); positions, token types, the embedding LayerNorm and the
+        (``cross_attention="random"``, the library's initialisation, as Rothe et al. 2020) or a copy of that
+        layer's self-attention (``"self_attention"``); positions, token types, the embedding LayerNorm and the
         word embedding are copied (the decoder's own trainable matrices, not the encoder's frozen ones)."""
         from transformers import BertModel
 
@@ -117,6 +118,10 @@ class TargetDecoder(nn.Module):
                 source, target = bert.encoder.layer[i], decoder.encoder.layer[j]
                 for name in ("attention", "intermediate", "output"):
                     getattr(target, name).load_state_dict(getattr(source, name).state_dict())
+                if cross_attention == "self_attention":
+                    target.crossattention.load_state_dict(source.attention.state_dict())
+                elif cross_attention != "random":
+                    raise ValueError(f"cross_attention {cross_attention!r}: expected 'random' or 'self_attention'")
         return cls(decoder, output=output)
 
     def input_embedding(self) -> nn.Embedding:
@@ -135,6 +140,14 @@ class TargetDecoder(nn.Module):
         out = self.decoder(input_ids=input_ids, encoder_hidden_states=memory, encoder_attention_mask=memory_bias,
                            past_key_values=past_key_values, use_cache=use_cache)
         return out.last_hidden_state, out.past_key_values
+
+    def position_memory(self, positions: torch.Tensor) -> torch.Tensor:
+        """The warm-started decoder's position embedding of source ``positions`` through its embedding
+        LayerNorm (B × k × d): what the memory gets added with ``decoder_memory_positions``."""
+        if self.decoder.config.model_type != "bert":
+            raise ValueError("position memory needs the warm-started BERT decoder (decoder_init: encoder)")
+        embeddings = self.decoder.embeddings
+        return embeddings.LayerNorm(embeddings.position_embeddings(positions))
 
     def output_weight(self) -> torch.Tensor:
         """The output layer's V × d matrix: its own (untied) or the input embedding's (tied)."""

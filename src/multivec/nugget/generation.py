@@ -36,7 +36,7 @@ def _greedy(model: NuggetModel, nuggets: Nuggets, max_new_tokens: int,
             length_penalty: float = 1.0) -> tuple[list[list[int]], list[float]]:
     """Greedy hypotheses (without prefix and eos) and their scores (see the module docstring)."""
     eos = model.target_tokenizer.eos_id
-    memory, bias = nuggets.vectors, model.memory_bias(nuggets)
+    memory, bias = model.decoder_memory(nuggets), model.memory_bias(nuggets)
     rows = memory.shape[0]
     step_ids, cache = _start_ids(model, rows), None
     outputs: list[list[int]] = [[] for _ in range(rows)]
@@ -76,11 +76,12 @@ def hypothesis_scores(model: NuggetModel, nuggets: Nuggets, hypotheses: Sequence
     """
     tok = model.target_tokenizer
     start = [tok.eos_id] + list(tok.prefix_ids)
+    memory, bias = model.decoder_memory(nuggets), model.memory_bias(nuggets)
     scores = []
     for row, hyp in enumerate(hypotheses):
         targets = list(hyp) + ([tok.eos_id] if len(hyp) < max_new_tokens else [])
         inputs = torch.tensor([start + list(hyp)], dtype=torch.long, device=model.device)
-        hidden, _ = model.decoder(inputs, nuggets.vectors[row:row + 1], model.memory_bias(nuggets)[row:row + 1])
+        hidden, _ = model.decoder(inputs, memory[row:row + 1], bias[row:row + 1])
         log_probs = torch.log_softmax(model.decoder.logits(hidden[0, len(start) - 1:]).float(), dim=-1)
         total = float(log_probs[torch.arange(len(targets)), torch.tensor(targets, device=model.device)].sum())
         scores.append(total / max(len(targets), 1) ** length_penalty)
@@ -93,7 +94,7 @@ def beam_search(model: NuggetModel, nuggets: Nuggets, max_new_tokens: int, num_b
     """Best hypothesis per document (token ids without prefix and eos)."""
     eos = model.target_tokenizer.eos_id
     batch, beams = nuggets.vectors.shape[0], num_beams
-    memory = nuggets.vectors.repeat_interleave(beams, dim=0)
+    memory = model.decoder_memory(nuggets).repeat_interleave(beams, dim=0)
     bias = model.memory_bias(nuggets).repeat_interleave(beams, dim=0)
     beam_scores = torch.zeros(batch, beams, device=memory.device)
     beam_scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first

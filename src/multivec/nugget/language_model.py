@@ -114,10 +114,11 @@ def encode_segments(model: NuggetModel, settings: LMSettings, texts: Sequence[st
             out += [Memory(hidden[row][real[row]], None) for row in range(len(chunk))]
             continue
         nuggets = model.encode(ids, mask)
+        memory = model.decoder_memory(nuggets)  # what the decoder reads (positions within the segment)
         for row in range(len(chunk)):
             keep = nuggets.mask[row]
             scores = nuggets.scores[row][keep] if nuggets.scores is not None else None
-            out.append(Memory(nuggets.vectors[row][keep], scores))
+            out.append(Memory(memory[row][keep], scores))
     return out
 
 

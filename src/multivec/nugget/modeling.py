@@ -46,7 +46,8 @@ IGNORE_INDEX = -100
 # NuggetConfig fields a model must share with the model ``initialize_from`` starts it from: the encoder and
 # decoder structure and the target side (what the stored tensors and the target vocabulary mean).
 INIT_MUST_MATCH = ("encoder", "architecture", "objective", "max_target_tokens", "decoder_layers", "decoder_heads",
-                   "decoder_ffn", "decoder_init", "decoder_copy_layers", "decoder_output", "target_tokenizer",
+                   "decoder_ffn", "decoder_init", "decoder_copy_layers", "decoder_cross_attention_init", "decoder_memory_positions",
+                   "decoder_output", "target_tokenizer",
                    "target_vocab_size", "src_lang", "tgt_lang")
 # Seed of a tiny random "pretrained" encoder (smoke scale): fixed, not the training seed (see _backbone).
 TINY_BACKBONE_SEED = 0
@@ -136,7 +137,8 @@ class NuggetModel(nn.Module):
                     raise ValueError(f"decoder_init 'encoder' shares the encoder's {backbone.config.vocab_size}-word "
                                      f"embedding, but the target vocabulary has {target_tokenizer.vocab_size}")
                 self.decoder = TargetDecoder.from_encoder(backbone, config.decoder_source_layers,
-                                                          config.decoder_dropout, config.decoder_output)
+                                                          config.decoder_dropout, config.decoder_output,
+                                                          config.decoder_cross_attention_init)
             else:
                 self.decoder = TargetDecoder.from_scratch(
                     self.encoder.hidden_size, target_tokenizer.vocab_size, target_tokenizer.pad_id,
@@ -378,6 +380,13 @@ class NuggetModel(nn.Module):
         scores = all_scores.gather(1, indices) if all_scores is not None else None
         return Nuggets(self.value_projection(selected), nugget_mask, indices, scores)
 
+    def decoder_memory(self, nuggets: Nuggets) -> torch.Tensor:
+        """What the decoder cross-attends to: the nugget vectors, plus (``decoder_memory_positions``) the
+        decoder's position embedding of each nugget's source position. The mean bottleneck has none."""
+        if not self.config.decoder_memory_positions or nuggets.indices is None:
+            return nuggets.vectors
+        return nuggets.vectors + self.decoder.position_memory(nuggets.indices).to(nuggets.vectors.dtype)
+
     def memory_bias(self, nuggets: Nuggets) -> torch.Tensor:
         """The decoder's cross-attention mask: padding blocked, plus the residual scores (eq. 5) if enabled."""
         scores = nuggets.scores if self.config.residual else None
@@ -389,7 +398,7 @@ class NuggetModel(nn.Module):
         """Mean token cross-entropy of ``labels`` (IGNORE_INDEX where nothing is predicted).
         ``bottom_states``: ``encode_bottom``'s output from a cache (see ``training.BottomCache``)."""
         nuggets = self.encode(input_ids, attention_mask, sentence_end_mask, bottom_states)
-        hidden, _ = self.decoder(decoder_input_ids, nuggets.vectors, self.memory_bias(nuggets))
+        hidden, _ = self.decoder(decoder_input_ids, self.decoder_memory(nuggets), self.memory_bias(nuggets))
         predicted = labels != IGNORE_INDEX
         # Project only the positions with a label: the output layer is the costliest matrix product.
         logits = self.decoder.logits(hidden[predicted])

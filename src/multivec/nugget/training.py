@@ -320,12 +320,13 @@ class NuggetTask(TrainingTask):
         if self.init_from is not None:
             self.loaded = model.initialize_from(self.init_from)
             log.info("%s: %d parameter tensors start from %s", out_dir, len(self.loaded), self.init_from)
-        elif self.model_config.output_bias_init == "unigram":
-            # Step 0 predicts exactly the unigram model: the bias holds its log frequencies and an untied
-            # output layer starts at zero (it gets gradient at once; the tied one cannot be zeroed).
+        else:
+            # output_bias_init unigram + output_weight_init zero: step 0 predicts exactly the unigram model
+            # (the zero matrix gets gradient at once); the embedding copy keeps what the embedding knows.
             with torch.no_grad():
-                model.decoder.final_logits_bias.copy_(unigram_output_bias(model, self.train_data))
-                if model.decoder.output_projection is not None:
+                if self.model_config.output_bias_init == "unigram":
+                    model.decoder.final_logits_bias.copy_(unigram_output_bias(model, self.train_data))
+                if self.model_config.output_weight_init == "zero":
                     model.decoder.output_projection.weight.zero_()
         # The stored documents are fixed from the corpus, not from the order they are met in (exact resumption).
         for cache, data in ((self.train_cache, self.train_data), (self.dev_cache, self.dev_data)):

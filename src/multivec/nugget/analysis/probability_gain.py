@@ -186,7 +186,7 @@ def document_gains(model, document: PreparedDocument) -> DocumentGains:
     order = order_by_token_index(nuggets.indices[0], nuggets.mask[0])
     slot_mask = nuggets.mask[0][order]
     bias = model.memory_bias(nuggets)[0, 0, 0][order]
-    gains = exposure_gains(model, document.target_ids, nuggets.vectors[0][order], bias, slot_mask)
+    gains = exposure_gains(model, document.target_ids, model.decoder_memory(nuggets)[0][order], bias, slot_mask)
     real = slot_mask.nonzero().squeeze(-1)
     source_indices = nuggets.indices[0][order][real].cpu().numpy()
     positions = np.array([document.source_to_target[i] for i in source_indices], dtype=np.int64)
