@@ -1,0 +1,22 @@
+"""Large intermediate tensors under results/ stay out of git (the LM's cached history memories moved into
+per-row folders, where the old top-level pattern no longer ignored them: 18 MB each)."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs a git checkout")
+@pytest.mark.parametrize("path, ignored", [
+    ("results/nugget_lm/nugget_r0.1/seed13.history.safetensors", True),
+    ("results/nugget_lm/nugget_r0.1/seed13.json", False),
+    ("results/nugget_table4/random/seed13/pi.json", True),
+    ("results/table2.csv", False),
+])
+def test_results_gitignore(path, ignored):
+    result = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
+    assert (result.returncode == 0) == ignored, f"{path}: expected {'ignored' if ignored else 'tracked'}"
