@@ -87,3 +87,25 @@ def test_position_memory_refuses_the_scratch_decoder():
                                                    target_tokenizer="source"))
     with pytest.raises(ValueError, match="decoder_init: encoder"):
         model.decoder.position_memory(torch.zeros(1, 2, dtype=torch.long))
+
+
+def test_lm_histories_and_probability_gain_read_the_positioned_memory(monkeypatch):
+    from multivec.nugget.analysis.probability_gain import document_gains, prepare_document
+    from multivec.nugget.language_model import LMSettings, encode_segments
+
+    model = NuggetModel.from_backbone(warm_config(decoder_memory_positions=True)).eval()
+    settings = LMSettings(history="nuggets")
+    with torch.no_grad():
+        memories = encode_segments(model, settings, TEXTS)
+        ids, mask = model.collate_sources(model.tokenize_sources(TEXTS, settings.history_source_tokens))
+        nuggets = model.encode(ids, mask)
+        positioned = model.decoder_memory(nuggets)
+    for row, memory in enumerate(memories):
+        keep = nuggets.mask[row]
+        assert torch.allclose(memory.vectors, positioned[row][keep])
+        assert not torch.allclose(memory.vectors, nuggets.vectors[row][keep])
+    calls = []
+    original = NuggetModel.decoder_memory
+    monkeypatch.setattr(NuggetModel, "decoder_memory", lambda self, n: calls.append(1) or original(self, n))
+    document_gains(model, prepare_document(model, " ".join(TEXTS * 2), 20))
+    assert calls

@@ -104,6 +104,8 @@ class TargetDecoder(nn.Module):
         bad = [i for i in layers if not 0 <= i < n]
         if bad or not layers:
             raise ValueError(f"decoder layers to copy {list(layers)}: the encoder has layers 0..{n - 1}")
+        if cross_attention not in ("random", "self_attention"):
+            raise ValueError(f"cross_attention {cross_attention!r}: expected 'random' or 'self_attention'")
         config = copy.deepcopy(bert.config)
         config.is_decoder, config.add_cross_attention = True, True
         config.num_hidden_layers = len(layers)
@@ -120,8 +122,6 @@ class TargetDecoder(nn.Module):
                     getattr(target, name).load_state_dict(getattr(source, name).state_dict())
                 if cross_attention == "self_attention":
                     target.crossattention.load_state_dict(source.attention.state_dict())
-                elif cross_attention != "random":
-                    raise ValueError(f"cross_attention {cross_attention!r}: expected 'random' or 'self_attention'")
         return cls(decoder, output=output)
 
     def input_embedding(self) -> nn.Embedding:

@@ -46,9 +46,9 @@ IGNORE_INDEX = -100
 # NuggetConfig fields a model must share with the model ``initialize_from`` starts it from: the encoder and
 # decoder structure and the target side (what the stored tensors and the target vocabulary mean).
 INIT_MUST_MATCH = ("encoder", "architecture", "objective", "max_target_tokens", "decoder_layers", "decoder_heads",
-                   "decoder_ffn", "decoder_init", "decoder_copy_layers", "decoder_cross_attention_init", "decoder_memory_positions",
-                   "decoder_output", "target_tokenizer",
-                   "target_vocab_size", "src_lang", "tgt_lang")
+                   "decoder_ffn", "decoder_init", "decoder_copy_layers", "decoder_cross_attention_init",
+                   "decoder_memory_positions", "decoder_output", "target_tokenizer", "target_vocab_size", "src_lang",
+                   "tgt_lang")
 # Seed of a tiny random "pretrained" encoder (smoke scale): fixed, not the training seed (see _backbone).
 TINY_BACKBONE_SEED = 0
 
