@@ -2,9 +2,9 @@
 # (rules/statistics_common.smk) before any job: a claim naming an unknown table, row or metric stops the
 # run here, naming it. Included after every work's rules, so that every table is registered.
 
-from multivec.statistics.claims import check_claims as _check_claims
-from multivec.statistics.claims import claim_tables as _claim_tables
-from multivec.statistics.claims import load_claims as _load_claims
+from multivec.statistics.claims_file import check_claims as _check_claims
+from multivec.statistics.claims_file import claim_tables as _claim_tables
+from multivec.statistics.claims_file import load_claims as _load_claims
 
 CLAIMS = _load_claims(claims_file())
 _check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])

@@ -14,7 +14,7 @@ os.environ.update(
 )
 
 from multivec.data.sources import SOURCES
-from multivec.evaluation.table2_rows import BASE_ENCODINGS
+from multivec.evaluation.encoding_folders import BASE_ENCODINGS
 from multivec.resources import pin_data_mirror as _pin_data_mirror
 from multivec.resources import pin_registry_overlay as _pin_registry_overlay
 from multivec.workflow import caller_directory as _caller_directory
@@ -224,7 +224,7 @@ def table2_evaluations(seeds, suffix="json"):
 
 def claimed_rows(table):
     """Rows of `table` that some claim of statistics.claims_file names (rules/statistics_common.smk)."""
-    from multivec.statistics.claims import load_claims, references
+    from multivec.statistics.claims_file import load_claims, references
 
     return {ref.row for claim in load_claims(claims_file()) for ref in references(claim["rule"], str(claim["id"]))
             if ref.table == table}

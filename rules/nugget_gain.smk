@@ -13,7 +13,7 @@ if GAIN["fig7_length"] not in GAIN["lengths"]:
 GAIN_DOCUMENTS = "data/built/nugget_gain/documents.jsonl"  # GAIN_FILE (rules/common.smk): gains per seed and length
 AUDIT_TASKS["nugget_gain"] = {"format": "text_jsonl", "files": [GAIN_DOCUMENTS]}
 
-from multivec.nugget.analysis.probability_gain import DISTANCE_BINS as _DISTANCE_BINS
+from multivec.nugget.analysis.gain_bins import DISTANCE_BINS as _DISTANCE_BINS
 
 register_stat_table("nugget_fig7_8", "nugget", rows=[f"len{length}" for length in GAIN["lengths"]],
                     metrics=list(_DISTANCE_BINS))

@@ -5,7 +5,7 @@ LM_DIR = "data/built/nugget_lm"
 WIKITEXT103_DIR = "data/extracted/wikitext103_raw/wikitext-103-raw"
 
 
-from multivec.nugget.language_model import table3_metrics as _table3_metrics
+from multivec.nugget.lm_table3 import table3_metrics as _table3_metrics
 
 
 def lm_stream_inputs(wildcards):

@@ -5,8 +5,8 @@ import pytest
 import yaml
 
 from multivec.statistics import Measurement, write_units
-from multivec.statistics.claims import (ClaimError, check_claims, evaluate_claims, load_claims, verdict_lines,
-                                        write_claims)
+from multivec.statistics.claims import evaluate_claims, verdict_lines, write_claims
+from multivec.statistics.claims_file import ClaimError, check_claims, load_claims
 
 N = 300
 

@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.language_model import (PAPER_TABLE3, LMSettings, Memory, history_indices, history_memory,
-                                            mean_pool_recent, table3_markdown, table3_rows,
+from multivec.nugget.language_model import (LMSettings, Memory, history_indices, history_memory, mean_pool_recent,
                                             word_perplexity)
+from multivec.nugget.lm_table3 import PAPER_TABLE3, table3_markdown, table3_rows
 from multivec.nugget.lm_data import Segment
 
 

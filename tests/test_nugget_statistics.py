@@ -17,10 +17,11 @@ from multivec.evaluation.ranking_evaluation import result_from_scores
 from multivec.evaluation.uncertainty import ranking_measurements
 from multivec.statistics import estimate_cell, table_statistics_from_units
 from multivec.io import write_jsonl
-from multivec.nugget.analysis.probability_gain import DISTANCE_BINS, document_bin_gains, gain_measurements
+from multivec.nugget.analysis.gain_bins import DISTANCE_BINS, document_bin_gains, gain_measurements
 from multivec.nugget.analysis.reconstruction_bleu import BLEU_TOKENIZE, bleu_measurement, corpus_bleu
 from multivec.nugget.analysis.selected_tokens import SHARE_METRICS, share_components, share_measurements
-from multivec.nugget.language_model import lm_measurements, segment_records, segment_word_nll, word_perplexity
+from multivec.nugget.language_model import segment_word_nll, word_perplexity
+from multivec.nugget.lm_table3 import lm_measurements, segment_records
 from multivec.statistics import compute_statistic, read_units, write_units
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 

@@ -263,3 +263,30 @@ def test_training_rules_declare_files_not_directories():
                 offenders.append(f"{smk.name}: rule {name}")
     assert trainers >= 5, "no training rules found: the rule parser no longer matches rules/*.smk"
     assert not offenders, f"training rules with a directory() output (would not resume): {offenders}"
+
+
+# Imported by no module that the Snakefile or a rule file imports: each costs every Snakemake start (a dry run, each
+# job of a SLURM run, which parses the workflow again) seconds that no rule uses. Measured on the reference machine:
+# `snakemake --list-rules` took 10.1 s (5.7 s CPU) while rules/nugget_gain.smk pulled in torch and transformers
+# and rules/common.smk torch, pandas and scipy; 1.8 s without them. (Snakemake's SLURM plugin imports pandas
+# itself, so the whole parse cannot be checked; the project's imports can.)
+HEAVY_AT_PARSE = ("torch", "transformers", "pandas", "scipy", "sklearn", "sentence_transformers", "gensim")
+
+
+def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library():
+    sources = [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]
+    modules = sorted({m for path in sources for m in re.findall(r"^\s*(?:from|import)\s+(multivec[\w.]*)",
+                                                                   path.read_text(encoding="utf-8"), flags=re.M)})
+    assert "multivec.statistics.claims_file" in modules and "multivec.evaluation.encoding_folders" in modules
+    code = ("import importlib, json, sys\n"
+            f"for name in {modules!r}:\n"
+            "    before = set(sys.modules)\n"
+            "    importlib.import_module(name)\n"
+            f"    heavy = sorted(h for h in {HEAVY_AT_PARSE!r} if h in set(sys.modules) - before)\n"
+            "    if heavy:\n"
+            "        print(json.dumps([name, heavy]))\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    offenders = [json.loads(line) for line in result.stdout.splitlines()]
+    assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"

@@ -1,4 +1,5 @@
-from multivec.statistics.claims import evaluate_claims, load_claims, write_claims
+from multivec.statistics.claims import evaluate_claims, write_claims
+from multivec.statistics.claims_file import load_claims
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

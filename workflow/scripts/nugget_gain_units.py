@@ -1,5 +1,5 @@
 """Figs. 7-8: per-document mean probability gain per distance bin, every (length, seed), as one unit file."""
-from multivec.nugget.analysis.probability_gain import gain_measurements
+from multivec.nugget.analysis.gain_bins import gain_measurements
 from multivec.statistics import write_units
 from multivec.workflow import rule_logging
 

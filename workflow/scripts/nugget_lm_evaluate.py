@@ -8,7 +8,8 @@ import torch
 from safetensors.torch import save_file
 
 from multivec.io import write_json, write_jsonl
-from multivec.nugget.language_model import SegmentData, encode_segments, evaluate_segments, load, segment_records
+from multivec.nugget.language_model import SegmentData, encode_segments, evaluate_segments, load
+from multivec.nugget.lm_table3 import segment_records
 from multivec.nugget.lm_data import read_streams
 from multivec.workflow import rule_logging
 

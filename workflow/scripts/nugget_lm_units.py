@@ -1,5 +1,5 @@
 """Table 3: per-segment word NLL of every (LM, seed) at every h as one unit file (ppl_h*, drop_h0_h*)."""
-from multivec.nugget.language_model import lm_measurements
+from multivec.nugget.lm_table3 import lm_measurements
 from multivec.statistics import write_units
 from multivec.workflow import rule_logging
 

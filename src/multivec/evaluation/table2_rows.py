@@ -6,7 +6,7 @@ Row kinds (config ``table2.rows``):
 - ``tsdae``: a trained TSDAE model (one mean-pooled vector); cosine;
 - ``token_states``: ColBART — every last-layer token state of the untrained base encoder; MaxSim-mean;
 - ``mean_pooled``: the untrained base sentence encoder, mean-pooled as sentence-transformers does; cosine.
-  Both read the same base-encoder token states (``BASE_ENCODINGS``): the mean is taken at scoring time,
+  Both read the same base-encoder token states (``encoding_folders.BASE_ENCODINGS``): the mean is taken at scoring time,
   so the base encoder runs once per task;
 - ``token_pooling``: the base encoder's token states pooled by Ward clustering to NUGGET's k = ceil(n·r)
   vectors per document at the row's ``ratio`` (Clavié et al. 2024, PyLate's ``pool_factor``;
@@ -30,7 +30,6 @@ DISPLAY_NAMES = {"nugget": "NUGGET", "tsdae": "TSDAE", "token_states": "ColBART"
                  "token_pooling": "Token pooling", "bm25": "BM25"}
 SIMILARITY = {"nugget": "maxsim_mean", "tsdae": "cosine", "token_states": "maxsim_mean", "mean_pooled": "cosine",
               "token_pooling": "maxsim_mean"}
-TOKEN_POOLING_ENCODINGS = "token_pooling"  # encodings/<this>/r<ratio>/<task>: pooled base states (rules use it)
 
 
 def write_token_pooling_encodings(base_dir: str | os.PathLike, out_dirs: dict[float, str | os.PathLike]) -> dict:
@@ -51,7 +50,6 @@ def write_token_pooling_encodings(base_dir: str | os.PathLike, out_dirs: dict[fl
                               "method": "Ward over cosine-distance rows, k = ceil(n*r) (Clavié et al. 2024)"})
         means[ratio] = sum(len(v) for v in pooled[ratio]) / max(len(pooled[ratio]), 1)
     return means
-BASE_ENCODINGS = "base_encoder"  # encodings folder name of the untrained base encoder's token states (rules use it)
 
 
 def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,

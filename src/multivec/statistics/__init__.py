@@ -10,21 +10,34 @@ tests, seed aggregation and the claims engine, shared by the three works.
 - ``tables``: what a results table needs: per-(row, metric) mean, seed-to-seed SD and CI, and
   the declared row-vs-row comparisons with Holm-corrected p-values.
 - ``claims``: paper claims as data (``config/claims.yaml``), with verdicts computed from units.
+
+Names load on first use (PEP 562): the workflow imports light parts of this package (the claims file's
+checks) while it parses, and numpy, pandas and scipy would otherwise cost every Snakemake start,
+including each SLURM job's.
 """
 
-from multivec.statistics.resampling import (
-    bootstrap_ci,
-    holm,
-    paired_difference,
-    paired_randomization_test,
-)
-from multivec.statistics.statistics import STATISTICS, compute_statistic
-from multivec.statistics.tables import (TableStatistics, estimate_cell, format_estimate, statistics_note,
-                                         table_statistics, table_statistics_from_units)
-from multivec.statistics.units import Measurement, SeedStack, read_units, stack_seeds, write_units
+from __future__ import annotations
 
-__all__ = [
-    "Measurement", "SeedStack", "STATISTICS", "TableStatistics", "bootstrap_ci", "compute_statistic",
-    "estimate_cell", "format_estimate", "holm", "paired_difference", "paired_randomization_test", "read_units",
-    "stack_seeds", "statistics_note", "table_statistics", "table_statistics_from_units", "write_units",
-]
+import importlib
+
+_WHERE = {
+    "bootstrap_ci": "resampling", "holm": "resampling", "paired_difference": "resampling",
+    "paired_randomization_test": "resampling",
+    "STATISTICS": "statistics", "compute_statistic": "statistics",
+    "TableStatistics": "tables", "estimate_cell": "tables", "format_estimate": "tables", "statistics_note": "tables",
+    "table_statistics": "tables", "table_statistics_from_units": "tables",
+    "Measurement": "units", "SeedStack": "units", "read_units": "units", "stack_seeds": "units",
+    "write_units": "units",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

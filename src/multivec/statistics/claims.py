@@ -12,8 +12,8 @@ claim's tests are Holm-corrected together, and the verdict is one of
 - ``inconclusive``: neither (including "too noisy to tell");
 - ``not built``: an input of the claim is not built at this scale (the note says which and why).
 
-``check_claims`` runs before any job (rules/claims.smk): a claim naming an unknown table, or a row
-or metric that its table does not have, stops the run naming the claim and the name.
+Reading and checking the file (``load_claims``, ``check_claims``, ``references``) is
+``multivec.statistics.claims_file``, which the workflow imports while it parses.
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
-import yaml
 
 from multivec.statistics.resampling import (
     DEFAULT_PERMUTATIONS,
@@ -37,136 +35,13 @@ from multivec.statistics.resampling import (
     paired_difference,
     point_estimate,
 )
+from multivec.statistics.claims_file import ClaimError, Reference, _reference, load_claims, references
 from multivec.statistics.tables import format_p
 from multivec.statistics.units import SeedStack, read_units, stack_seeds
 
-KINDS = ("greater", "not_worse", "within", "monotone", "saturates", "ordering", "peak", "all_of")
 VERDICTS = ("holds", "contradicted", "inconclusive", "not built")
 CLAIM_COLUMNS = ["id", "work", "claim", "source", "rule", "scale", "n_seeds", "paper", "ours", "difference",
                  "difference_lo", "difference_hi", "p_holm", "tests", "verdict", "note"]
-REQUIRED_KEYS = ("id", "work", "claim", "source", "rule")
-
-
-class ClaimError(ValueError):
-    """A claim is malformed or names a table, row or metric that does not exist."""
-
-
-@dataclass(frozen=True)
-class Reference:
-    table: str
-    row: str
-    metric: str
-
-    def label(self) -> str:
-        return f"{self.row} {self.metric}"
-
-
-# ---------------------------------------------------------------- reading and checking
-
-def load_claims(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """The claims of ``path``, checked for form (unique ids, known kinds, required keys)."""
-    try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ClaimError(f"{path}: not valid YAML: {err}") from None
-    if not isinstance(document, dict) or "claims" not in document:
-        raise ClaimError(f"{path}: needs a top-level list `claims:`")
-    if document["claims"] is None:  # `claims:` with nothing under it yet
-        document["claims"] = []
-    if not isinstance(document["claims"], list):
-        raise ClaimError(f"{path}: `claims:` must be a list, got {type(document['claims']).__name__}")
-    seen = set()
-    for number, claim in enumerate(document["claims"], start=1):
-        where = f"{path}: claim {number}"
-        if not isinstance(claim, dict):
-            raise ClaimError(f"{where}: must be a mapping, got {claim!r}")
-        missing = [k for k in REQUIRED_KEYS if k not in claim]
-        if missing:
-            raise ClaimError(f"{where} ({claim.get('id', '?')}): missing {missing}")
-        if claim["id"] in seen:
-            raise ClaimError(f"{where}: id {claim['id']!r} used twice")
-        seen.add(claim["id"])
-        references(claim["rule"], f"{where} ({claim['id']})")  # form of the rule and its references
-    return document["claims"]
-
-
-def _reference(item: Any, defaults: Mapping[str, Any], where: str) -> Reference:
-    if not isinstance(item, dict):
-        raise ClaimError(f"{where}: a reference must be a mapping {{table, row, metric}}, got {item!r}")
-    values = {key: item.get(key, defaults.get(key)) for key in ("table", "row", "metric")}
-    missing = [k for k, v in values.items() if v in (None, "")]
-    if missing:
-        raise ClaimError(f"{where}: reference {item!r} lacks {missing} (give them in the reference or the rule)")
-    return Reference(str(values["table"]), str(values["row"]), str(values["metric"]))
-
-
-def references(rule: Any, where: str) -> list[Reference]:
-    """Every reference of a rule (checked for form); ClaimError names what is wrong."""
-    if not isinstance(rule, dict) or rule.get("kind") not in KINDS:
-        raise ClaimError(f"{where}: rule must be a mapping with kind in {KINDS}, got {rule!r}")
-    kind = rule["kind"]
-    defaults = {k: rule[k] for k in ("table", "row", "metric") if k in rule}
-    if kind == "all_of":
-        if not isinstance(rule.get("rules"), list) or not rule["rules"]:
-            raise ClaimError(f"{where}: all_of needs a non-empty list `rules`")
-        out = []
-        for sub in rule["rules"]:
-            sub = {**defaults, **sub} if isinstance(sub, dict) else sub
-            out += references(sub, where)
-        return out
-    if kind in ("greater", "not_worse", "within"):
-        if "a" not in rule or "b" not in rule:
-            raise ClaimError(f"{where}: {kind} needs `a` and `b`")
-        if kind == "within" and not _is_number(rule.get("delta")):
-            raise ClaimError(f"{where}: within needs a number `delta`")
-        for key in ("margin",):
-            if key in rule and not _is_number(rule[key]):
-                raise ClaimError(f"{where}: `{key}` must be a number")
-        return [_reference(rule["a"], defaults, where), _reference(rule["b"], defaults, where)]
-    items = rule.get("items")
-    if not isinstance(items, list) or len(items) < 2:
-        raise ClaimError(f"{where}: {kind} needs a list `items` of at least two references")
-    if kind == "monotone" and rule.get("direction") not in ("increasing", "decreasing"):
-        raise ClaimError(f"{where}: monotone needs direction increasing or decreasing")
-    if kind == "saturates" and not _is_number(rule.get("delta")):
-        raise ClaimError(f"{where}: saturates needs a number `delta`")
-    return [_reference(item, defaults, where) for item in items]
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def check_claims(claims: Sequence[dict[str, Any]], tables: Mapping[str, Mapping[str, Any]],
-                 skip: Mapping[str, str] | None = None, where: str = "claims") -> None:
-    """Every reference names a registered table and one of its rows and metrics (ClaimError naming the
-    claim and the name otherwise). ``tables``: ``{table: {"rows": [...], "metrics": [...]}}``; claims
-    in ``skip`` (and tables not built at this scale) are checked for their table names only."""
-    skip = skip or {}
-    unknown_skips = sorted(set(skip) - {c["id"] for c in claims})
-    if unknown_skips:
-        raise ClaimError(f"{where}: skip_claims names unknown claim id(s) {unknown_skips}")
-    problems = []
-    for claim in claims:
-        for ref in references(claim["rule"], f"{where}: {claim['id']}"):
-            table = tables.get(ref.table)
-            if table is None:
-                problems.append(f"{claim['id']}: unknown table {ref.table!r} (tables: {sorted(tables)})")
-                continue
-            if claim["id"] in skip or not table.get("built", True):
-                continue
-            if ref.row not in table["rows"]:
-                problems.append(f"{claim['id']}: table {ref.table!r} has no row {ref.row!r} (rows: {table['rows']})")
-            if ref.metric not in table["metrics"]:
-                problems.append(f"{claim['id']}: table {ref.table!r} has no metric {ref.metric!r} "
-                                f"(metrics: {table['metrics']})")
-    if problems:
-        raise ClaimError(f"{where}: " + "; ".join(problems))
-
-
-def claim_tables(claims: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
-    """``{claim id: tables it reads}``."""
-    return {c["id"]: {r.table for r in references(c["rule"], str(c["id"]))} for c in claims}
 
 
 # ---------------------------------------------------------------- evaluation

@@ -21,11 +21,13 @@ Evaluation units:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from multivec.io import read_json
-from multivec.statistics import Measurement
 from multivec.subencoder.segmentation_quality import OUR_COLUMNS
+
+if TYPE_CHECKING:  # the workflow imports this module while it parses: pandas loads with the first Measurement
+    from multivec.statistics import Measurement
 
 RETRIEVAL_TABLES = ("table1", "table4", "table5", "table8")
 # table -> {metric column of the table: (evaluation level, per-query metric of retrieval_metrics)}
@@ -175,6 +177,8 @@ def retrieval_measurements(table: str, row: str, result: dict[str, Any], seed: i
     """One ``Measurement`` per metric of ``table`` from an evaluation JSON (``evaluation.evaluate``; for
     Table 8, ``part`` = gold | predicted picks that evaluation of the JSON; for Table 1, ``protocol`` picks
     that protocol's proposition-level scores)."""
+    from multivec.statistics import Measurement
+
     if part is not None:
         result = result[part]
     per_query = result.get("per_query")
@@ -202,6 +206,8 @@ def table_measurements(table: str, entries: Iterable[dict[str, Any]]) -> list[Me
 def segmentation_measurements(scores: Iterable[dict[str, Any]]) -> list[Measurement]:
     """Table 7's measurements from ``segmentation_quality.table7_scores`` (per-sentence match counts):
     one row per (segmenter, split), metrics ``TABLE7_METRICS`` with statistic ``ratio`` (module doc)."""
+    from multivec.statistics import Measurement
+
     measurements = []
     for entry in scores:
         row, sentences = table7_row(entry["kind"], entry["split"]), entry["sentences"]

@@ -24,15 +24,16 @@ does; the bootstrap resamples documents. A row is an objective (``ae``, ``mt``).
 
 from __future__ import annotations
 
+# torch and pandas are imported where they are used: the workflow reads SHARE_METRICS while it parses.
 import os
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import pandas as pd
-import torch
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAPER_THE_TEXT_SHARE = 0.052  # §5.2: "the type 'the', which makes up 5.2% of all tokens in the corpus"
 PAPER_THE_NUGGET_SHARE = 0.007  # "... accounts for only 0.7% of selected nuggets"
@@ -81,9 +82,10 @@ def short_documents(path: str | os.PathLike, model, max_documents: int,
     return chosen
 
 
-@torch.inference_mode()
 def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_size: int = 16) -> list[ScoredDocument]:
     """Every token's score and the model's own selection (``NuggetModel.encode``), per ``(id, ids)``."""
+    import torch
+
     if model.scorer is None or model.config.bottleneck != "nuggets":
         raise ValueError(f"the model (bottleneck {model.config.bottleneck!r}, selector {model.config.selector!r}) "
                          "has no learned scorer: Figs. 5-6 need a NUGGET model with r > 0")
@@ -92,8 +94,9 @@ def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_siz
     for start in range(0, len(documents), batch_size):
         chunk = documents[start:start + batch_size]
         ids, mask = model.collate_sources([d[1] for d in chunk])
-        nuggets = model.encode(ids, mask)
-        scores = model.scorer(model.encode_bottom(ids, mask)).float()
+        with torch.inference_mode():
+            nuggets = model.encode(ids, mask)
+            scores = model.scorer(model.encode_bottom(ids, mask)).float()
         for row, (doc_id, doc_ids) in enumerate(chunk):
             n = len(doc_ids)
             chosen = set(nuggets.indices[row][nuggets.mask[row]].tolist())
@@ -103,6 +106,8 @@ def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_siz
 
 def type_counts(tokenizer, documents: Sequence[ScoredDocument]) -> pd.DataFrame:
     """Per token type: count and share in the text and among the nuggets, ranked by nugget share."""
+    import pandas as pd
+
     text, nuggets = Counter(), Counter()
     for doc in documents:
         for token_id, selected in zip(doc.ids, doc.selected):
