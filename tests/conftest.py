@@ -55,3 +55,37 @@ def _one_thread():
     except ImportError:
         return
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def local_slurm():
+    """A running single-node SLURM on this machine (scripts/slurm/start_local_slurm.sh), for the tests that submit
+    through ``--profile`` (tests/test_slurm_cluster.py, the rehearsal in tests/test_rehearsal.py). Started once and
+    stopped when the session ends, if started here: while SLURM's client is installed but its controller is down,
+    every Snakemake start waits 10 s (the SLURM executor plugin asks ``scontrol show config`` when it is imported,
+    with a 10 s timeout), which would slow every later test that runs Snakemake."""
+    import shutil
+    import subprocess
+    from types import SimpleNamespace
+
+    from slurm_accounting import CPU_PARTITION, run, slurm_is_up
+
+    reason = None
+    if os.geteuid() != 0:
+        reason = "it needs root (apt-get and the SLURM daemons)"
+    elif shutil.which("apt-get") is None and not slurm_is_up():
+        reason = "apt-get not found (the script installs Debian/Ubuntu packages)"
+    if reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the SLURM tests, but {reason}")
+        pytest.skip(f"no local SLURM: {reason}")
+    was_up = slurm_is_up()
+    started = subprocess.run(["bash", str(REPO / "scripts/slurm/start_local_slurm.sh")], capture_output=True,
+                             text=True, timeout=1200)
+    print(started.stdout, started.stderr)
+    assert started.returncode == 0, started.stdout + started.stderr
+    yield SimpleNamespace(node=run(["sinfo", "-h", "-p", CPU_PARTITION, "-o", "%N"]).strip())
+    if not was_up:
+        stopped = subprocess.run(["bash", str(REPO / "scripts/slurm/stop_local_slurm.sh")], capture_output=True,
+                                 text=True, timeout=300)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr

@@ -16,7 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
     ("results/nugget_lm/nugget_r0.1/seed13.json", False),
     ("results/nugget_table4/random/seed13/pi.json", True),
     ("results/table2.csv", False),
+    ("rehearsal/run/results/table2.csv", True),  # scripts/slurm/rehearse_on_local_slurm.sh's default folder
 ])
 def test_results_gitignore(path, ignored):
     result = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
     assert (result.returncode == 0) == ignored, f"{path}: expected {'ignored' if ignored else 'tracked'}"
+
+
+def test_pytest_keeps_the_tmp_folders_of_failed_tests_only():
+    """The end-to-end tests write GBs under tmp_path; a CI run on a machine whose disk they filled failed at its
+    next `pip install` (ENOSPC), before any test ran."""
+    import tomllib
+
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert options["tmp_path_retention_policy"] == "failed"

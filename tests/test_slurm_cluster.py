@@ -3,8 +3,8 @@
 ``scripts/slurm/start_local_slurm.sh`` installs (apt-get) and starts a single-node SLURM on this machine
 (munge, MariaDB + slurmdbd, slurmctld, slurmd; partitions ``cpu`` and ``gpu``, the latter without GPUs;
 account ``multivec``). It needs root and apt-get: elsewhere these tests are skipped, saying why, except
-under CI (``CI`` set), where they must run and fail instead. The module stops the cluster at the end if
-it started it.
+under CI (``CI`` set), where they must run and fail instead. The session fixture ``local_slurm`` (tests/conftest.py)
+starts it once and stops it when the session ends, if it started it; tests/slurm_accounting.py reads jobs back.
 
 A real DAG goes through ``--profile``: a copy of ``profiles/slurm`` with its placeholders filled in by
 ``multivec.cluster_profile`` (what ``scripts/slurm/site_profile.py`` does for a user), at smoke scale
@@ -50,11 +50,11 @@ import yaml
 from multivec.cluster_preflight import (PreflightError, Request, check_requests, parse_gpus, parse_minutes,
                                         parse_records, problems, read_cluster, request_of_job)
 from multivec.cluster_profile import PLACEHOLDERS, ProfileError, site_profile_text, write_site_profile
+from slurm_accounting import (ACCOUNT, CPU_PARTITION, GPU_PARTITION, jobs_of_run, mismatched_jobs, rule_of, run,
+                              run_id, sacct, submitted)
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-START, STOP = REPO / "scripts/slurm/start_local_slurm.sh", REPO / "scripts/slurm/stop_local_slurm.sh"
-ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_local_slurm.sh creates
 
 # The DAG run through SLURM: smoke scale, one NUGGET model (and the shared base model it starts from) from
 # its corpus to its encoding of the PI task, plus a job on the profile's default resources
@@ -235,42 +235,6 @@ def test_site_profile_fills_every_placeholder_and_keeps_the_rest(tmp_path):
 
 # -- a real SLURM ------------------------------------------------------------------------------------------
 
-def _slurm_is_up() -> bool:
-    try:
-        return subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30).stdout.count("UP") > 0
-    except (FileNotFoundError, subprocess.TimeoutExpired):
-        return False
-
-
-@pytest.fixture(scope="module")
-def slurm():
-    """A running local SLURM (scripts/slurm/start_local_slurm.sh); stopped at the end if started here."""
-    reason = None
-    if os.geteuid() != 0:
-        reason = "it needs root (apt-get and the SLURM daemons)"
-    elif shutil.which("apt-get") is None and not _slurm_is_up():
-        reason = "apt-get not found (the script installs Debian/Ubuntu packages)"
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the SLURM tests, but {reason}")
-        pytest.skip(f"no local SLURM: {reason}")
-    was_up = _slurm_is_up()
-    started = subprocess.run(["bash", str(START)], capture_output=True, text=True, timeout=1200)
-    print(started.stdout, started.stderr)
-    assert started.returncode == 0, started.stdout + started.stderr
-    node = _run(["sinfo", "-h", "-p", CPU_PARTITION, "-o", "%N"]).strip()
-    yield SimpleNamespace(node=node)
-    if not was_up:
-        stopped = subprocess.run(["bash", str(STOP)], capture_output=True, text=True, timeout=300)
-        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-
-
-def _run(command) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"{command}: {done.stderr}"
-    return done.stdout
-
-
 def _env(mirror, **extra) -> dict:
     return dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", MULTIVEC_DATA_MIRROR=str(mirror), **extra)
 
@@ -287,44 +251,6 @@ def _snakemake(work, mirror, targets, profile, *extra, env_extra=None):
     return result
 
 
-def _run_id(output: str) -> str:
-    found = re.search(r"SLURM run ID: (\S+)", output)
-    assert found, output[-3000:]
-    return found.group(1)
-
-
-def _sacct(run_id: str, since: datetime) -> list[dict]:
-    """SLURM's accounting record of every job of one Snakemake run (its jobs share the run ID as name)."""
-    fields = ["JobID", "Comment", "Account", "Partition", "ReqMem", "Timelimit", "AllocCPUS", "State"]
-    text = _run(["sacct", "-X", "-n", "-P", "--name", run_id, "-S", since.strftime("%Y-%m-%dT%H:%M:%S"),
-                 f"--format={','.join(fields)}"])
-    return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
-
-
-def _jobs_of_run(output: str) -> list[dict]:
-    """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
-    included) as Snakemake resolved them from the profile and the config."""
-    jobs = []
-    for local, rule, block in re.findall(r"^(local)?rule (\w+):\n((?:    .*\n)+)", output, re.MULTILINE):
-        job = {"rule": rule, "local": bool(local)}
-        for key in ("input", "output", "log"):
-            found = re.search(rf"^    {key}: (.*)$", block, re.MULTILINE)
-            job[key] = found.group(1).split(", ") if found else []
-        found = re.search(r"^    resources: (.*)$", block, re.MULTILINE)
-        threads = re.search(r"^    threads: (\d+)$", block, re.MULTILINE)
-        job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
-        job["resources"]["threads"] = int(threads.group(1)) if threads else 1
-        jobs.append(job)
-    return jobs
-
-
-def _rule_of(comment: str, rules) -> str:
-    """The rule of a job from the comment the plugin gives it: rule_<rule>[_wildcards_<values>]."""
-    matches = [r for r in rules if comment == f"rule_{r}" or comment.startswith(f"rule_{r}_wildcards_")]
-    assert len(matches) == 1, (comment, sorted(rules))
-    return matches[0]
-
-
 def _wait(condition, what: str, seconds: float = 300):
     deadline = time.monotonic() + seconds
     while not condition():
@@ -334,7 +260,7 @@ def _wait(condition, what: str, seconds: float = 300):
 
 
 @pytest.fixture(scope="module")
-def cluster_run(slurm, mirror, copy_workflow, tmp_path_factory):
+def cluster_run(local_slurm, mirror, copy_workflow, tmp_path_factory):
     """The DAG through the site profile on the local SLURM, uninterrupted: the reference run."""
     root = tmp_path_factory.mktemp("slurm")
     work = copy_workflow(root / "reference")
@@ -342,39 +268,28 @@ def cluster_run(slurm, mirror, copy_workflow, tmp_path_factory):
     since = datetime.now() - timedelta(minutes=1)
     result = _snakemake(work, mirror, DAG_TARGETS, profile)
     assert result.returncode == 0, result.out[-6000:]
-    planned = _jobs_of_run(result.out)
+    planned = jobs_of_run(result.out)
     encode = [job for job in planned if job["rule"] == "encode_task"]
     assert len(encode) == 1, planned
     model = next(Path(f).parent for f in encode[0]["input"] if f.endswith("model.safetensors"))
     trainer = next(job for job in planned if f"{model}/model.safetensors" in job["output"])
     return SimpleNamespace(root=root, work=work, profile=profile, planned=planned, out=result.out, model=str(model),
-                           train_log=trainer["log"][0], jobs=_sacct(_run_id(result.out), since), node=slurm.node)
-
-
-def _submitted(planned: list[dict]) -> list[dict]:
-    return [job for job in planned if not job["local"]]
+                           train_log=trainer["log"][0], jobs=sacct(run_id(result.out), since), node=local_slurm.node)
 
 
 @pytest.mark.e2e
 def test_every_job_ran_with_the_account_partition_memory_and_time_the_profile_asked_for(cluster_run):
-    submitted, jobs = _submitted(cluster_run.planned), cluster_run.jobs
-    rules = {job["rule"] for job in submitted}
+    asked, jobs = submitted(cluster_run.planned), cluster_run.jobs
+    rules = {job["rule"] for job in asked}
     assert {job["rule"] for job in cluster_run.planned if job["local"]} == LOCAL_RULES  # ran here, not in SLURM
-    assert f"SLURM pre-flight check: {len(submitted)} jobs fit the cluster" in cluster_run.out
-    assert sorted(_rule_of(j["Comment"], rules) for j in jobs) == sorted(job["rule"] for job in submitted)
-    for job in jobs:
-        rule = _rule_of(job["Comment"], rules)
-        asked = [j["resources"] for j in submitted if j["rule"] == rule]
-        assert all(r == asked[0] for r in asked), (rule, asked)
-        seen = (job["State"], job["Account"], job["Partition"], job["ReqMem"], parse_minutes(job["Timelimit"]),
-                int(job["AllocCPUS"]))
-        assert seen == ("COMPLETED", asked[0]["slurm_account"], asked[0]["slurm_partition"], f"{asked[0]['mem_mb']}M",
-                        int(asked[0]["runtime"]), asked[0]["threads"]), (rule, job, asked[0])
+    assert f"SLURM pre-flight check: {len(asked)} jobs fit the cluster" in cluster_run.out
+    assert sorted(rule_of(j["Comment"], rules) for j in jobs) == sorted(job["rule"] for job in asked)
+    assert not mismatched_jobs(cluster_run.planned, jobs)
     # what the profile and the config ask for, by rule family
     profile = yaml.safe_load((cluster_run.profile / "config.yaml").read_text())
     smoke = {**yaml.safe_load((REPO / "config/config.yaml").read_text())["resources"],
              **(yaml.safe_load((REPO / "config/smoke.yaml").read_text()).get("resources") or {})}
-    by_rule = {_rule_of(j["Comment"], rules): j for j in jobs}
+    by_rule = {rule_of(j["Comment"], rules): j for j in jobs}
     defaults = profile["default-resources"]
     assert by_rule["distill_eval_task"]["ReqMem"] == f"{defaults['mem_mb']}M"  # no resources of its own
     assert parse_minutes(by_rule["distill_eval_task"]["Timelimit"]) == defaults["runtime"]
@@ -387,7 +302,7 @@ def test_every_job_ran_with_the_account_partition_memory_and_time_the_profile_as
     assert all(by_rule[r]["Partition"] == (GPU_PARTITION if r in on_gpu_partition else CPU_PARTITION)
                for r in by_rule)
     assert {j["Account"] for j in jobs} == {ACCOUNT}
-    assert len([j for j in jobs if _rule_of(j["Comment"], rules) == "train_nugget"]) >= 2  # base model, then ours
+    assert len([j for j in jobs if rule_of(j["Comment"], rules) == "train_nugget"]) >= 2  # base model, then ours
 
 
 def _ref_copy(cluster_run, name: str) -> Path:
@@ -413,13 +328,13 @@ def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_
             f"  - 1 GPU requested on partition '{GPU_PARTITION}', which has no GPU; sbatch would refuse the job "
             "(\"Requested node configuration is not available\"): 1 job of rule train_nugget (set by rule "
             "train_nugget's resources)") in checked.out, checked.out[-4000:]
-    assert _sacct(_run_id(checked.out), since) == []
+    assert sacct(run_id(checked.out), since) == []
 
     # Without the pre-flight check: the plugin writes the request as --gpus=1, sbatch refuses it at once,
     # and Snakemake's error shows sbatch's message and call.
-    submitted = _snakemake(work, mirror, target, *args, "--no-hooks")
-    assert submitted.returncode != 0
-    error = submitted.out[submitted.out.index("Error in rule train_nugget"):]
+    refused = _snakemake(work, mirror, target, *args, "--no-hooks")
+    assert refused.returncode != 0
+    error = refused.out[refused.out.index("Error in rule train_nugget"):]
     assert "SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission failed: Requested " \
            "node configuration is not available'" in error, error[:3000]
     call = re.search(r"sbatch call:\s+(sbatch .*?) --wrap=", error).group(1)
@@ -437,12 +352,12 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
     message = result.out[result.out.index("SLURM pre-flight check"):]
     assert message.startswith("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; "
                               "3 problems:\n"), message
-    submitted = _submitted(cluster_run.planned)
-    on_gpu = {job["rule"] for job in submitted if job["resources"]["slurm_partition"] == GPU_PARTITION}
-    on_cpu = {job["rule"] for job in submitted} - on_gpu
-    count = {rules: sum(job["rule"] in rules for job in submitted) for rules in (frozenset(on_gpu), frozenset(on_cpu))}
+    asked = submitted(cluster_run.planned)
+    on_gpu = {job["rule"] for job in asked if job["resources"]["slurm_partition"] == GPU_PARTITION}
+    on_cpu = {job["rule"] for job in asked} - on_gpu
+    count = {rules: sum(job["rule"] in rules for job in asked) for rules in (frozenset(on_gpu), frozenset(on_cpu))}
     assert (f"  - account 'CHANGE_ME_account' is not an account of user root (sacctmgr associations: {ACCOUNT}, root): "
-            f"{len(submitted)} jobs of rules {', '.join(sorted(on_cpu | on_gpu))} (set by default-resources)\n"
+            f"{len(asked)} jobs of rules {', '.join(sorted(on_cpu | on_gpu))} (set by default-resources)\n"
             ) in message
     assert (f"  - partition 'CHANGE_ME_cpu_partition' does not exist on this cluster (its partitions: cpu, gpu): "
             f"{count[frozenset(on_cpu)]} jobs of rules {', '.join(sorted(on_cpu))} (set by default-resources)\n"
@@ -451,12 +366,12 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
             f"{count[frozenset(on_gpu)]} jobs of rules {', '.join(sorted(on_gpu))} (set by set-resources of rules "
             f"{', '.join(sorted(on_gpu))})\n") in message
     assert "scripts/slurm/site_profile.py" in message
-    assert _sacct(_run_id(result.out), since) == []
+    assert sacct(run_id(result.out), since) == []
     assert not (work / "data").exists()  # not even the local downloads ran
 
 
 @pytest.fixture(scope="module")
-def interrupted(cluster_run, mirror, slurm):
+def interrupted(cluster_run, mirror, local_slurm):
     """The reference run's model and encoding rebuilt through two failures:
     1. the training job is killed right after its first checkpoint; Snakemake stops;
     2. rerun: training resumes; while the next rule (encode_task) runs, the submitting Snakemake is killed
@@ -484,7 +399,7 @@ def interrupted(cluster_run, mirror, slurm):
     def running_encode():
         if runner.poll() is not None:
             raise AssertionError(f"the rerun ended before encode_task ran:\n{runner.stdout.read()[-6000:]}")
-        listed = _run(["squeue", "-h", "-o", "%i|%T|%k"])
+        listed = run(["squeue", "-h", "-o", "%i|%T|%k"])
         return next((line.split("|")[0] for line in listed.splitlines() if "|RUNNING|rule_encode_task" in line), None)
 
     try:
@@ -493,20 +408,20 @@ def interrupted(cluster_run, mirror, slurm):
     finally:
         runner.send_signal(signal.SIGKILL)  # the submitting session is lost too
         second = runner.communicate(timeout=60)[0]
-    _run(["scontrol", "update", f"nodename={slurm.node}", "state=down", "reason=test: node lost"])
+    run(["scontrol", "update", f"nodename={local_slurm.node}", "state=down", "reason=test: node lost"])
     try:
-        _wait(lambda: _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip() not in {"RUNNING", ""},
+        _wait(lambda: run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip() not in {"RUNNING", ""},
               f"SLURM ending job {lost_job} on the lost node", seconds=120)
-        lost_state = _run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip()
+        lost_state = run(["sacct", "-X", "-n", "-j", lost_job, "-o", "State"]).strip()
         partial = work / ENCODING / "vectors.safetensors"
         began = (work / ENCODING).exists()
         partial.parent.mkdir(parents=True, exist_ok=True)
         partial.write_bytes((cluster_run.work / ENCODING / "vectors.safetensors").read_bytes()[:100])
     finally:
-        if _run(["sinfo", "-h", "-n", slurm.node, "-o", "%T"]).strip().startswith(("down", "drain")):
-            _run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
-    _wait(lambda: _run(["sinfo", "-h", "-n", slurm.node, "-o", "%T"]).strip() in {"idle", "mixed"},
-          f"node {slurm.node} back", seconds=120)
+        if run(["sinfo", "-h", "-n", local_slurm.node, "-o", "%T"]).strip().startswith(("down", "drain")):
+            run(["scontrol", "update", f"nodename={local_slurm.node}", "state=resume"])
+    _wait(lambda: run(["sinfo", "-h", "-n", local_slurm.node, "-o", "%T"]).strip() in {"idle", "mixed"},
+          f"node {local_slurm.node} back", seconds=120)
     # Snakemake's record of the job it had submitted and never saw end: what --rerun-incomplete acts on
     marker = work / ".snakemake/incomplete" / base64.urlsafe_b64encode(ENCODING.encode()).decode()
     incomplete = json.loads(marker.read_text()) if marker.exists() else None
@@ -517,7 +432,7 @@ def interrupted(cluster_run, mirror, slurm):
     return SimpleNamespace(work=work, kill_after=kill_after, killed=killed, after_kill=after_kill, second=second,
                            lost_job=lost_job, lost_state=lost_state, began=began, incomplete=incomplete,
                            marker_left=marker.exists(), locked=locked, final=final,
-                           jobs=_sacct(_run_id(killed.out), since))
+                           jobs=sacct(run_id(killed.out), since))
 
 
 @pytest.mark.e2e

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The rehearsal of every paper target (config/paper.yaml + config/rehearsal.yaml: the paper DAG on miniature
+# inputs, issue 21) submitted through a real SLURM on this machine, with the project's SLURM profile:
+#   MULTIVEC_DATA_MIRROR=../shared/data bash scripts/slurm/rehearse_on_local_slurm.sh [WORK]
+# Run as root (it starts the local SLURM: scripts/slurm/start_local_slurm.sh; stop it with
+# scripts/slurm/stop_local_slurm.sh). WORK (default: rehearsal/, ignored by git) receives
+#   WORK/mirror   the fixture mirror in the upstream formats (python -m multivec rehearsal-mirror), made from
+#                 the demo mirror named by $MULTIVEC_DATA_MIRROR;
+#   WORK/profile  profiles/slurm pointed at the local cluster (account multivec, partitions cpu and gpu);
+#   WORK/run      a copy of the workflow the DAG runs in, so nothing in the checkout is touched; its
+#                 results/rule_benchmarks.csv has the per-rule times, and WORK/run/snakemake.log the run's log.
+# The LLM segmenter's OpenAI-compatible server runs on 127.0.0.1 for the run's length. Extra arguments after
+# WORK go to Snakemake (e.g. --rerun-incomplete). Exit status: Snakemake's.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+WORK="$(mkdir -p "${1:-$REPO/rehearsal}" && cd "${1:-$REPO/rehearsal}" && pwd)"
+shift || true
+PYTHON="$REPO/.venv/bin/python"
+SNAKEMAKE="$REPO/.venv/bin/snakemake"
+WORKFLOW_PARTS=(Snakefile rules workflow config profiles envs src scripts)  # as tests/conftest.py copies it
+
+say() { echo "rehearse_on_local_slurm: $*"; }
+die() { echo "rehearse_on_local_slurm: error: $*" >&2; exit 1; }
+
+[ -x "$SNAKEMAKE" ] || die "no $SNAKEMAKE: install the project first (bash scripts/install.sh)"
+[ -n "${MULTIVEC_DATA_MIRROR:-}" ] || die "set MULTIVEC_DATA_MIRROR to the demo data mirror (e.g. ../shared/data)"
+DEMO_MIRROR="$(cd "$MULTIVEC_DATA_MIRROR" && pwd)" || die "MULTIVEC_DATA_MIRROR=$MULTIVEC_DATA_MIRROR is not a folder"
+
+start=$SECONDS
+bash "$REPO/scripts/slurm/start_local_slurm.sh"
+
+if [ ! -f "$WORK/mirror/registry_overlay.json" ]; then
+  say "writing the fixture mirror to $WORK/mirror"
+  "$PYTHON" -m multivec rehearsal-mirror "$WORK/mirror" --from-mirror "$DEMO_MIRROR" > "$WORK/mirror.json"
+fi
+"$PYTHON" "$REPO/scripts/slurm/site_profile.py" --account multivec --cpu-partition cpu --gpu-partition gpu \
+  "$WORK/profile" > /dev/null
+
+mkdir -p "$WORK/run"
+for part in "${WORKFLOW_PARTS[@]}"; do
+  rm -rf "${WORK:?}/run/$part"
+  cp -r "$REPO/$part" "$WORK/run/$part"
+done
+
+"$PYTHON" -m multivec.rehearsal.openai_server &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+
+say "running every paper target through SLURM in $WORK/run (log: $WORK/run/snakemake.log)"
+status=0
+# --slurm-init-seconds-before-status-checks: the plugin first looks at a job 40 s after submitting it, by
+# default; rehearsal jobs take seconds.
+(cd "$WORK/run" && MULTIVEC_DATA_MIRROR="$WORK/mirror" HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+  TOKENIZERS_PARALLELISM=false "$SNAKEMAKE" all --profile "$WORK/profile" --slurm-init-seconds-before-status-checks 2 \
+  "$@" --configfile config/paper.yaml config/rehearsal.yaml > snakemake.log 2>&1) || status=$?
+say "finished with exit status $status after $((SECONDS - start)) s (SLURM start included)"
+[ "$status" = 0 ] || tail -n 40 "$WORK/run/snakemake.log" >&2
+exit "$status"

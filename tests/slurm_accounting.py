@@ -1,0 +1,87 @@
+"""Reading back from the local SLURM (scripts/slurm/start_local_slurm.sh) what a Snakemake run submitted, for
+tests/test_slurm_cluster.py and the rehearsal through SLURM (tests/test_rehearsal.py). The cluster itself is
+the session fixture ``local_slurm`` (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from datetime import datetime
+
+from multivec.cluster_preflight import parse_minutes
+
+ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_local_slurm.sh creates
+
+
+def slurm_is_up() -> bool:
+    try:
+        return subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30).stdout.count("UP") > 0
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return False
+
+
+def run(command) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{command}: {done.stderr}"
+    return done.stdout
+
+
+def run_id(output: str) -> str:
+    """The run ID the SLURM plugin names every job of one Snakemake run with, from that run's output."""
+    found = re.search(r"SLURM run ID: (\S+)", output)
+    assert found, output[-3000:]
+    return found.group(1)
+
+
+def sacct(run_id: str, since: datetime) -> list[dict]:
+    """SLURM's accounting record of every job of one Snakemake run (its jobs share the run ID as name)."""
+    fields = ["JobID", "Comment", "Account", "Partition", "ReqMem", "Timelimit", "AllocCPUS", "State"]
+    text = run(["sacct", "-X", "-n", "-P", "--name", run_id, "-S", since.strftime("%Y-%m-%dT%H:%M:%S"),
+                f"--format={','.join(fields)}"])
+    return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
+
+
+def jobs_of_run(output: str) -> list[dict]:
+    """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
+    included) as Snakemake resolved them from the profile and the config."""
+    jobs = []
+    for local, rule, block in re.findall(r"^(local)?rule (\w+):\n((?:    .*\n)+)", output, re.MULTILINE):
+        job = {"rule": rule, "local": bool(local)}
+        for key in ("input", "output", "log"):
+            found = re.search(rf"^    {key}: (.*)$", block, re.MULTILINE)
+            job[key] = found.group(1).split(", ") if found else []
+        found = re.search(r"^    resources: (.*)$", block, re.MULTILINE)
+        threads = re.search(r"^    threads: (\d+)$", block, re.MULTILINE)
+        job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
+        job["resources"]["threads"] = int(threads.group(1)) if threads else 1
+        jobs.append(job)
+    return jobs
+
+
+def submitted(planned: list[dict]) -> list[dict]:
+    return [job for job in planned if not job["local"]]
+
+
+def rule_of(comment: str, rules) -> str:
+    """The rule of a job from the comment the plugin gives it: rule_<rule>[_wildcards_<values>]."""
+    matches = [r for r in rules if comment == f"rule_{r}" or comment.startswith(f"rule_{r}_wildcards_")]
+    assert len(matches) == 1, (comment, sorted(rules))
+    return matches[0]
+
+
+def mismatched_jobs(planned: list[dict], jobs: list[dict]) -> list[str]:
+    """Where SLURM's records of a run (``sacct``) differ from what Snakemake asked for (``jobs_of_run``): per
+    rule, the multiset of (state, account, partition, memory, time limit, CPUs) that SLURM granted must be the
+    multiset Snakemake resolved from the profile and the config for that rule's jobs; every job COMPLETED."""
+    asked_jobs = submitted(planned)
+    rules = {job["rule"] for job in asked_jobs}
+    problems = []
+    for rule in sorted(rules):
+        asked = sorted(("COMPLETED", j["resources"]["slurm_account"], j["resources"]["slurm_partition"],
+                        f"{j['resources']['mem_mb']}M", int(j["resources"]["runtime"]), j["resources"]["threads"])
+                       for j in asked_jobs if j["rule"] == rule)
+        seen = sorted((j["State"], j["Account"], j["Partition"], j["ReqMem"], parse_minutes(j["Timelimit"]),
+                       int(j["AllocCPUS"])) for j in jobs if rule_of(j["Comment"], rules) == rule)
+        if asked != seen:
+            problems.append(f"{rule}: asked {asked}, SLURM ran {seen}")
+    return problems
