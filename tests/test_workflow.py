@@ -290,3 +290,18 @@ def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library(
     assert result.returncode == 0, result.stderr
     offenders = [json.loads(line) for line in result.stdout.splitlines()]
     assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
+
+
+@pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation"])
+def test_lazily_exported_names_resolve(package):
+    """The packages load their names on first use (multivec.lazy_exports): every exported name must still resolve
+    to its submodule's object, and an unknown one must raise AttributeError."""
+    import importlib
+
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        found = getattr(module, name)
+        assert found is getattr(importlib.import_module(f"{package}.{module._WHERE[name]}"), name), name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        module.not_a_name

@@ -6,7 +6,7 @@ Names load on first use (PEP 562): the workflow imports the encodings folder nam
 
 from __future__ import annotations
 
-import importlib
+from multivec.lazy_exports import lazy_exports
 
 _WHERE = {"RankingResult": "ranking_evaluation", "evaluate_with_bm25": "ranking_evaluation",
           "evaluate_with_encodings": "ranking_evaluation", "PAPER_TABLE2": "table2", "TABLE2_COLUMNS": "table2",
@@ -14,12 +14,4 @@ _WHERE = {"RankingResult": "ranking_evaluation", "evaluate_with_bm25": "ranking_
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

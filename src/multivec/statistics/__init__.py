@@ -18,7 +18,7 @@ including each SLURM job's.
 
 from __future__ import annotations
 
-import importlib
+from multivec.lazy_exports import lazy_exports
 
 _WHERE = {
     "bootstrap_ci": "resampling", "holm": "resampling", "paired_difference": "resampling",
@@ -32,12 +32,4 @@ _WHERE = {
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
