@@ -230,3 +230,24 @@ def test_training_pieces_that_share_text_with_an_evaluation_document_are_dropped
              {"id": "b", "text": "intro words here. " + passage + " and then more words follow"}]
     kept, dropped = drop_evaluation_overlap(train, {"rr": [{"id": "q", "text": passage}]})
     assert [row["id"] for row in kept] == ["a"] and dropped == ["b"]
+
+
+def test_gradient_checkpointing_gives_the_same_embedding_and_gradients():
+    """The demo student recomputes its chunks' activations in the backward pass (config distill.student.
+    gradient_checkpointing, for memory: 2,048-token documents). Same seed, same dropout masks (checkpointing
+    replays the RNG state): the same pooled embedding and the same gradient on every backbone weight."""
+    documents = [list(range(5, 5 + n)) for n in (30, 7, 40)]
+    results = []
+    for checkpointing in (False, True):
+        student = Student(tiny_student(gradient_checkpointing=checkpointing, seed=3))
+        assert student.backbone.is_gradient_checkpointing == checkpointing
+        torch.manual_seed(0)
+        pooled = student(student.collate(documents))
+        pooled.pow(2).sum().backward()
+        results.append((pooled.detach(), {n: p.grad.clone() for n, p in student.backbone.named_parameters()
+                                          if p.grad is not None}))
+    (plain, plain_grads), (checked, checked_grads) = results
+    torch.testing.assert_close(checked, plain)
+    assert plain_grads.keys() == checked_grads.keys() and len(plain_grads) > 10
+    for name in plain_grads:
+        torch.testing.assert_close(checked_grads[name], plain_grads[name], msg=name)
