@@ -100,3 +100,15 @@ def _slurm_controller_answers(request):
 
     if shutil.which("scontrol") and shutil.which("apt-get") and os.geteuid() == 0:
         request.getfixturevalue("local_slurm")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_multivec_environment():
+    """A test that leaves a MULTIVEC_* variable changed fails: later tests' Snakemake runs inherit it (a pinned registry
+    overlay in a deleted tmp folder broke every later dry run)."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("MULTIVEC_")}
+    yield
+    after = {k: v for k, v in os.environ.items() if k.startswith("MULTIVEC_")}
+    if after != before:
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        pytest.fail(f"the test left environment variables changed: {changed} (use monkeypatch.setenv first)")

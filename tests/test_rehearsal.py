@@ -86,7 +86,10 @@ def test_a_bad_registry_overlay_stops_naming_the_file(tmp_path, monkeypatch, ent
 
 
 def test_registry_overlay_is_pinned_relative_to_the_mirror(tmp_path, monkeypatch):
-    monkeypatch.delenv(REGISTRY_OVERLAY_ENV, raising=False)
+    # setenv first: monkeypatch then restores the variable's absence after the test (a bare delenv of an unset
+    # variable records nothing), so the overlay pinned below does not leak into later tests' Snakemake runs.
+    monkeypatch.setenv(REGISTRY_OVERLAY_ENV, "")
+    monkeypatch.delenv(REGISTRY_OVERLAY_ENV)
     assert pin_registry_overlay(None, tmp_path) is None
     with pytest.raises(ResourceError, match="no mirror is set"):
         pin_registry_overlay("registry_overlay.json", None)
