@@ -35,7 +35,7 @@ from multivec.statistics.resampling import (
     paired_difference,
     point_estimate,
 )
-from multivec.statistics.claims_file import ClaimError, Reference, _reference, load_claims, references
+from multivec.statistics.claims_file import ClaimError, Reference, load_claims, parse_reference, references
 from multivec.statistics.tables import format_p
 from multivec.statistics.units import SeedStack, read_units, stack_seeds
 
@@ -75,8 +75,8 @@ def _pairs(rule: dict[str, Any], defaults: Mapping[str, Any]) -> list[tuple[Refe
     if kind == "all_of":
         return [p for sub in rule["rules"] for p in _pairs(sub, defaults)]
     if kind in ("greater", "not_worse", "within"):
-        return [(_reference(rule["a"], defaults, ""), _reference(rule["b"], defaults, ""))]
-    items = [_reference(i, defaults, "") for i in rule["items"]]
+        return [(parse_reference(rule["a"], defaults, ""), parse_reference(rule["b"], defaults, ""))]
+    items = [parse_reference(i, defaults, "") for i in rule["items"]]
     if kind == "peak":
         return [(items[0], other) for other in items[1:]]
     if kind == "monotone" and rule["direction"] == "decreasing":

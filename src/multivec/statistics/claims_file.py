@@ -63,7 +63,8 @@ def load_claims(path: str | os.PathLike) -> list[dict[str, Any]]:
     return document["claims"]
 
 
-def _reference(item: Any, defaults: Mapping[str, Any], where: str) -> Reference:
+def parse_reference(item: Any, defaults: Mapping[str, Any], where: str) -> Reference:
+    """One ``{table, row, metric}`` reference, its missing keys taken from the rule's ``defaults``."""
     if not isinstance(item, dict):
         raise ClaimError(f"{where}: a reference must be a mapping {{table, row, metric}}, got {item!r}")
     values = {key: item.get(key, defaults.get(key)) for key in ("table", "row", "metric")}
@@ -95,7 +96,7 @@ def references(rule: Any, where: str) -> list[Reference]:
         for key in ("margin",):
             if key in rule and not _is_number(rule[key]):
                 raise ClaimError(f"{where}: `{key}` must be a number")
-        return [_reference(rule["a"], defaults, where), _reference(rule["b"], defaults, where)]
+        return [parse_reference(rule["a"], defaults, where), parse_reference(rule["b"], defaults, where)]
     items = rule.get("items")
     if not isinstance(items, list) or len(items) < 2:
         raise ClaimError(f"{where}: {kind} needs a list `items` of at least two references")
@@ -103,7 +104,7 @@ def references(rule: Any, where: str) -> list[Reference]:
         raise ClaimError(f"{where}: monotone needs direction increasing or decreasing")
     if kind == "saturates" and not _is_number(rule.get("delta")):
         raise ClaimError(f"{where}: saturates needs a number `delta`")
-    return [_reference(item, defaults, where) for item in items]
+    return [parse_reference(item, defaults, where) for item in items]
 
 
 def _is_number(value) -> bool:

@@ -47,9 +47,8 @@ def gain_measurements(path, row: str, seed: int | None) -> tuple[list, int]:
 
     from safetensors import safe_open
 
-    from multivec.statistics import Measurement
-
     from multivec.nugget.analysis.probability_gain import load_gains
+    from multivec.statistics import Measurement
 
     gains, positions, _ = load_gains(path)
     with safe_open(str(path), framework="numpy") as f:
