@@ -36,6 +36,40 @@ onstart:
     check_workflow(workflow)
 
 
+# Light aggregation jobs run where Snakemake runs, not as cluster jobs: per-unit score files, tables,
+# figures drawn from tables, the claims and the benchmark summary read small files and compute in seconds,
+# while each SLURM job costs a queue wait and a workflow start (about 8 s each on the local SLURM, issue 21).
+# Nothing here loads a model or needs a GPU (tests/test_workflow.py holds this list to that).
+localrules:
+    units_table2,
+    units_nugget_table3,
+    units_nugget_table4,
+    units_nugget_fig4,
+    units_nugget_fig5,
+    units_nugget_fig7_8,
+    units_subencoder_retrieval,
+    units_subencoder_table7,
+    units_distill_teachers,
+    units_distill_table,
+    units_distill_imdb,
+    table2,
+    nugget_table3,
+    nugget_table4,
+    subencoder_eval_tables,
+    subencoder_data_table7,
+    distill_teachers_table,
+    distill_table,
+    distill_imdb_table,
+    nugget_fig4,
+    nugget_fig5_shares,
+    nugget_fig7_8_gain_bins,
+    nugget_fig7_probability_gain,
+    nugget_fig8_probability_gain_lengths,
+    nugget_fig11_probability_gain_all,
+    claims,
+    rule_benchmarks,
+
+
 # `snakemake --report report.html`: every output flagged with report() in the rules, by category.
 report: "workflow/report/workflow.rst"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 from datetime import datetime
+from pathlib import Path
 
 from multivec.cluster_preflight import parse_minutes
 
@@ -56,6 +57,17 @@ def jobs_of_run(output: str) -> list[dict]:
         job["resources"]["threads"] = int(threads.group(1)) if threads else 1
         jobs.append(job)
     return jobs
+
+
+def declared_localrules(repo: Path) -> set[str]:
+    """Every rule named in a ``localrules:`` block of the workflow (Snakefile and rules/*.smk): the jobs a
+    cluster run keeps on the submitting host."""
+    names = set()
+    for path in [repo / "Snakefile", *sorted((repo / "rules").glob("*.smk"))]:
+        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?[ \t]*\n)+)", path.read_text(encoding="utf-8"),
+                                re.MULTILINE):
+            names.update(re.findall(r"\w+", block))
+    return names
 
 
 def submitted(planned: list[dict]) -> list[dict]:

@@ -305,3 +305,30 @@ def test_lazily_exported_names_resolve(package):
     assert set(module.__all__) <= set(dir(module))
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         module.not_a_name
+
+
+def _rule_blocks() -> dict[str, str]:
+    """Each rule's text, by name, from the rule files."""
+    blocks = {}
+    for path in sorted((REPO / "rules").glob("*.smk")):
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"^(?:rule|checkpoint) (\w+):\n((?:(?:[ \t]+.*)?\n)*)", text, re.MULTILINE):
+            blocks[match.group(1)] = match.group(2)
+    return blocks
+
+
+def test_local_rules_exist_and_are_light():
+    """A cluster run keeps the localrules on the submitting host (issue 21: ~8 s of SLURM per job saved). Only
+    aggregation may be local: a rule that loads a model (the encode/train resource families), asks for a GPU
+    or more than one thread must be a cluster job, and a misspelt name would silently submit the rule."""
+    from slurm_accounting import declared_localrules
+
+    blocks = _rule_blocks()
+    local = declared_localrules(REPO)
+    assert {"download", "claims", "table2", "units_table2"} <= local
+    assert local <= set(blocks), sorted(local - set(blocks))
+    heavy = {name: blocks[name] for name in local
+             if re.search(r'rule_resources\("(encode|train)"\)|gpu|threads: *([2-9]|\d\d)', blocks[name])}
+    assert not heavy, sorted(heavy)
+    # The check itself sees a heavy rule.
+    assert re.search(r'rule_resources\("(encode|train)"\)', blocks["train_nugget"])
