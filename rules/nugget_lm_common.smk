@@ -39,7 +39,7 @@ def lm_segment_files(seedset):
 
 def lm_settings(row):
     keys = ("segment_tokens", "train_histories", "freeze_encoder", "compress_tokens", "compress_window",
-            "history_source_tokens")
+            "history_source_tokens", "memory_positions")
     return {"history": LM_ROWS[row]["history"], **{k: NUGGET_LM[k] for k in keys}}
 
 

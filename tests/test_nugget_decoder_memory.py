@@ -109,3 +109,19 @@ def test_lm_histories_and_probability_gain_read_the_positioned_memory(monkeypatc
     monkeypatch.setattr(NuggetModel, "decoder_memory", lambda self, n: calls.append(1) or original(self, n))
     document_gains(model, prepare_document(model, " ".join(TEXTS * 2), 20))
     assert calls
+
+
+def test_lm_histories_without_positions_are_the_nugget_vectors():
+    """`nugget_lm.memory_positions: none` (issue 18's position question for Table 3): the LM's history is the
+    nuggets alone, so h segments no longer repeat positions 0..k; `segment` is the positioned memory above."""
+    from multivec.nugget.language_model import LMSettings, encode_segments
+
+    model = NuggetModel.from_backbone(warm_config(decoder_memory_positions=True)).eval()
+    with torch.no_grad():
+        bare = encode_segments(model, LMSettings(history="nuggets", memory_positions="none"), TEXTS)
+        ids, mask = model.collate_sources(model.tokenize_sources(TEXTS, 256))
+        nuggets = model.encode(ids, mask)
+    for row, memory in enumerate(bare):
+        assert torch.equal(memory.vectors, nuggets.vectors[row][nuggets.mask[row]])
+    with pytest.raises(ValueError, match="memory_positions"):
+        LMSettings(history="nuggets", memory_positions="stream")

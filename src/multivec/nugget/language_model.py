@@ -48,6 +48,7 @@ from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator
 log = logging.getLogger(__name__)
 
 HISTORY_KINDS = ("nuggets", "mean", "compressive", "none")
+MEMORY_POSITIONS = ("segment", "none")
 
 
 @dataclass
@@ -61,12 +62,19 @@ class LMSettings:
     history_source_tokens: int = 256  # source tokens of a history segment the encoder reads (cut beyond)
     encode_batch_size: int = 16
     oov_token: str | None = None  # the OOV word perplexity leaves out; None: the encoder tokenizer's unk_token
+    # With an AE model whose decoder reads positioned memory (``decoder_memory_positions``): ``segment`` adds
+    # each nugget's position within its own history segment, as the AE decoder saw in training; ``none``
+    # gives the LM the nugget vectors alone, as the mean and compressive histories are given.
+    memory_positions: str = "segment"
 
     def __post_init__(self) -> None:
         if self.history not in HISTORY_KINDS:
             raise ValueError(f"LMSettings.history={self.history!r}: expected one of {HISTORY_KINDS}")
         if not self.train_histories or any(h < 0 for h in self.train_histories):
             raise ValueError(f"LMSettings.train_histories={self.train_histories}: need non-negative h values")
+        if self.memory_positions not in MEMORY_POSITIONS:
+            raise ValueError(f"LMSettings.memory_positions={self.memory_positions!r}: expected one of "
+                             f"{MEMORY_POSITIONS}")
         if self.compress_window < 1 or self.compress_tokens < self.compress_window:
             raise ValueError(f"LMSettings: compress_tokens={self.compress_tokens} must be >= compress_window="
                              f"{self.compress_window} >= 1")
@@ -114,7 +122,8 @@ def encode_segments(model: NuggetModel, settings: LMSettings, texts: Sequence[st
             out += [Memory(hidden[row][real[row]], None) for row in range(len(chunk))]
             continue
         nuggets = model.encode(ids, mask)
-        memory = model.decoder_memory(nuggets)  # what the decoder reads (positions within the segment)
+        # What the decoder reads: with positions, the ones within the segment, so h segments repeat 0..k.
+        memory = model.decoder_memory(nuggets) if settings.memory_positions == "segment" else nuggets.vectors
         for row in range(len(chunk)):
             keep = nuggets.mask[row]
             scores = nuggets.scores[row][keep] if nuggets.scores is not None else None
