@@ -39,8 +39,11 @@ def lm_segment_files(seedset):
 
 def lm_settings(row):
     keys = ("segment_tokens", "train_histories", "freeze_encoder", "compress_tokens", "compress_window",
-            "history_source_tokens", "memory_positions")
-    return {"history": LM_ROWS[row]["history"], **{k: NUGGET_LM[k] for k in keys}}
+            "history_source_tokens")
+    settings = {"history": LM_ROWS[row]["history"], **{k: NUGGET_LM[k] for k in keys}}
+    if settings["history"] == "nuggets":  # only nugget memories carry positions: the other LMs keep their params
+        settings["memory_positions"] = NUGGET_LM["memory_positions"]
+    return settings
 
 
 # The LM (decoder) trained on these streams is scored on nugget_lm_test only; at paper scale its
