@@ -136,6 +136,7 @@ rule nugget_table3:
         max_eval_segments=NUGGET_LM["max_eval_segments"],
         segment_tokens=NUGGET_LM["segment_tokens"],
         train_steps={**train_config(), **NUGGET_LM["train"]}.get("max_steps"),
+        memory_positions=NUGGET_LM["memory_positions"],
     log:
         "logs/results/nugget_table3_lm.log",
     benchmark:

@@ -6,7 +6,7 @@ import torch
 
 from multivec.nugget.language_model import (LMSettings, Memory, history_indices, history_memory, mean_pool_recent,
                                             word_perplexity)
-from multivec.nugget.lm_table3 import PAPER_TABLE3, table3_markdown, table3_rows
+from multivec.nugget.lm_table3 import PAPER_TABLE3, memory_positions_note, table3_markdown, table3_rows
 from multivec.nugget.lm_data import Segment
 
 
@@ -90,6 +90,15 @@ def test_table3_rows_carry_measured_and_paper_cells():
     assert rows[1]["paper_h0"] == PAPER_TABLE3["transformer"][0]
     with pytest.raises(ValueError, match="h = 4"):
         table3_rows(results, [4])
+
+
+def test_memory_positions_note_names_the_setting_and_refuses_unknown_values():
+    # Table 3's scale line must say which history the nugget rows read: the two settings differ by
+    # 14 points of perplexity drop (docs/decisions.md, NUGGET LM)
+    assert "`memory_positions: none`" in memory_positions_note("none")
+    assert "positions they had in their segment" in memory_positions_note("segment")
+    with pytest.raises(ValueError, match="memory_positions='segments'"):
+        memory_positions_note("segments")
 
 
 def test_table3_markdown_has_title_scale_and_paper_cells():

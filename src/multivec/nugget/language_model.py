@@ -64,8 +64,9 @@ class LMSettings:
     oov_token: str | None = None  # the OOV word perplexity leaves out; None: the encoder tokenizer's unk_token
     # With an AE model whose decoder reads positioned memory (``decoder_memory_positions``): ``segment`` adds
     # each nugget's position within its own history segment, as the AE decoder saw in training; ``none``
-    # gives the LM the nugget vectors alone, as the mean and compressive histories are given.
-    memory_positions: str = "segment"
+    # gives the LM the nugget vectors alone, as the mean and compressive histories are given (the default:
+    # repeated per-segment positions misled the copying decoder, docs/decisions.md "NUGGET LM").
+    memory_positions: str = "none"
 
     def __post_init__(self) -> None:
         if self.history not in HISTORY_KINDS:

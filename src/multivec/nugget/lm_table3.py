@@ -86,6 +86,15 @@ def table3_rows(results: dict[str, dict], histories: Sequence[int]) -> list[dict
     return rows
 
 
+def memory_positions_note(memory_positions: str) -> str:
+    """One sentence saying how the nugget rows' history reached the LM (``LMSettings.memory_positions``)."""
+    notes = {"segment": "the nugget rows' history vectors carry the positions they had in their segment",
+             "none": "the nugget rows' history is the nugget vectors alone, as TSDAE's mean and the compressive states are"}
+    if memory_positions not in notes:
+        raise ValueError(f"memory_positions={memory_positions!r}: expected one of {sorted(notes)}")
+    return notes[memory_positions] + f" (`memory_positions: {memory_positions}`)"
+
+
 def table3_metrics(histories: Sequence[int]) -> list[str]:
     """Table 3's metrics as the unit files name them: ``ppl_h<h>`` per h, then ``drop_h0_h<h>`` per h > 0."""
     return [f"ppl_h{h}" for h in histories] + [f"drop_h0_h{h}" for h in histories if h != 0]
