@@ -125,6 +125,7 @@ rule nugget_fig5:
         settings=FIGS["fig5"],
         objectives=LONG_OBJECTIVES,
         scale=config["scale"],
+        statistics=statistics_params(),
     log:
         "logs/nugget_figures/fig5.log",
     benchmark:

@@ -80,6 +80,7 @@ rule nugget_fig7_probability_gain:
         nuggets=GAIN["fig7_nuggets"],
         columns=len(GAIN["fig7_nuggets"]),
         title=f"Fig. 7: probability gain given one nugget (AE, r = {GAIN_RATIO}, {GAIN['fig7_length']}-token documents)",
+        statistics=statistics_params(),
     log:
         "logs/nugget_gain/fig7.log",
     benchmark:
@@ -102,6 +103,7 @@ rule nugget_fig11_probability_gain_all:
         nuggets=list(range(1, GAIN["fig11_nuggets"] + 1)),
         columns=4,
         title=f"Fig. 11: probability gain of the first {GAIN['fig11_nuggets']} nuggets (AE, r = {GAIN_RATIO})",
+        statistics=statistics_params(),
     log:
         "logs/nugget_gain/fig11.log",
     benchmark:
@@ -122,6 +124,7 @@ rule nugget_fig8_probability_gain_lengths:
     params:
         figure="relative",
         title=f"Fig. 8: probability gain around the exposed nugget (AE, r = {GAIN_RATIO})",
+        statistics=statistics_params(),
     log:
         "logs/nugget_gain/fig8.log",
     benchmark:

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from multivec.data.wikitext import Article, Section
-from multivec.nugget.analysis.probability_gain import (DocumentGains, by_relative_position_table, document_gains,
+from multivec.nugget.analysis.probability_gain import (DocumentGains, by_nugget_table,
+                                                       by_relative_position_table, document_gains,
                                                        exposure_gains, exposures, gain_by_nugget,
                                                        gain_by_relative_position, load_gains,
                                                        map_source_to_target, order_by_token_index,
@@ -15,6 +16,7 @@ from multivec.nugget.analysis.probability_gain import (DocumentGains, by_relativ
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.modeling import NuggetModel
 from multivec.nugget.target_tokenizer import TargetTokenizer
+from multivec.statistics.resampling import BootstrapSettings
 
 TEXTS = ["The cat sat on the mat. It was happy, very happy indeed.", "Dogs bark loudly at night!",
          "One more sentence, with a comma. And a second one; then a third!"]
@@ -159,6 +161,30 @@ def test_gain_by_relative_position_centres_each_nugget():
     assert table[-3][1] == 0 and math.isnan(table[-3][0])
     df = by_relative_position_table({4: (gains, positions)})
     assert df["relative_position"].tolist() == [-2, -1, 0, 1, 2] and df["pairs"].sum() == 6
+    # one document: every resample is that document, so each point's CI is the point itself
+    assert np.allclose(df["mean_gain_lo"], df["mean_gain"]) and np.allclose(df["mean_gain_hi"], df["mean_gain"])
+
+
+def test_figure_points_carry_cis_over_documents():
+    """Issue 17: every point of Figs. 7, 8, 11 has its bootstrap CI over documents, and the CI moves
+    with the documents' spread (a point all documents agree on has a zero-width CI)."""
+    rng = np.random.default_rng(0)
+    docs, length = 30, 6
+    gains = rng.normal(0.0, 0.1, (docs, 2, length)).astype(np.float32)
+    gains[:, :, 2] = 0.5  # every document agrees at position 2
+    positions = np.tile([1, 4], (docs, 1))
+    positions[::3, 0] = 2  # a third of the documents put their first nugget at 2
+    bootstrap = BootstrapSettings(n_resamples=500)
+    table = by_nugget_table(gains, positions, [1, 2], length, bootstrap)
+    assert {"nugget_share_lo", "nugget_share_hi", "mean_gain_lo", "mean_gain_hi"} <= set(table.columns)
+    first = table[table["nugget"] == 1].set_index("position")
+    assert first.loc[2, "mean_gain_lo"] == pytest.approx(0.5) and first.loc[2, "mean_gain_hi"] == pytest.approx(0.5)
+    assert first.loc[0, "mean_gain_lo"] < first.loc[0, "mean_gain"] < first.loc[0, "mean_gain_hi"]
+    assert first.loc[2, "nugget_share_lo"] < 1 / 3 < first.loc[2, "nugget_share_hi"]
+    relative = by_relative_position_table({length: (gains, positions)}, bootstrap)
+    inside = ((relative["mean_gain_lo"] <= relative["mean_gain"] + 1e-12)
+              & (relative["mean_gain"] <= relative["mean_gain_hi"] + 1e-12))
+    assert inside.all() and (relative["mean_gain_hi"] - relative["mean_gain_lo"]).max() > 0
 
 
 def test_saved_gains_round_trip_and_bad_files_name_themselves(model, tmp_path):

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.analysis.selected_tokens import (ScoredDocument, observations, score_documents, short_documents,
+from multivec.nugget.analysis.selected_tokens import (OBSERVATION_COLUMNS, ScoredDocument, observations, score_documents, short_documents,
                                                       token_type, type_counts)
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.modeling import NuggetModel
@@ -65,6 +65,14 @@ def test_counts_and_observations_by_hand(model):
     assert obs["the_text_share"]["value"] == pytest.approx(0.4) and obs["the_text_share"]["paper_value"] == 0.052
     assert obs["the_nugget_share"]["value"] == pytest.approx(1 / 3) and obs["the_nugget_share"]["paper_value"] == 0.007
     assert obs["nuggets_per_token"]["value"] == pytest.approx(3 / 10)
+    # CIs over the two documents (issue 17): a resample is {a, a}, {a, b} or {b, b}, so 'the' (2 of 6 tokens
+    # in a, 2 of 4 in b) spans 1/3..1/2, and the EOS rate (a's EOS selected, b's not) spans 0..1
+    the = counts.loc["the"]
+    assert 1 / 3 - 1e-9 <= the["text_share_lo"] < 0.4 < the["text_share_hi"] <= 0.5 + 1e-9
+    assert the["nugget_share_lo"] <= 1 / 3 <= the["nugget_share_hi"]
+    assert (obs["eos_selection_rate"]["value_lo"], obs["eos_selection_rate"]["value_hi"]) == (0.0, 1.0)
+    assert obs["the_text_share"]["value_lo"] == the["text_share_lo"] and obs["documents"]["value_lo"] is None
+    assert set(OBSERVATION_COLUMNS) - {"objective"} == set(obs["documents"])
 
 
 def test_short_documents_keep_the_length_limit_and_name_the_file(model, tmp_path):

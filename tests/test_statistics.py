@@ -11,7 +11,7 @@ from scipy import stats
 
 from multivec.statistics import (Measurement, bootstrap_ci, compute_statistic, holm, paired_randomization_test,
                                  read_units, stack_seeds, table_statistics, write_units)
-from multivec.statistics.resampling import paired_difference, point_estimate
+from multivec.statistics.resampling import point_estimate, ratio_bootstrap_cis
 from multivec.statistics.statistics import bleu_components
 
 
@@ -68,6 +68,28 @@ def test_bootstrap_ci_of_a_mean_equals_scipy_on_the_values():
                           random_state=np.random.default_rng(7))
     assert (lo, hi) == pytest.approx(tuple(res.confidence_interval))
     assert lo < values.mean() < hi
+
+
+def test_ratio_bootstrap_cis_equal_a_per_cell_loop_over_the_same_draws():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 1.0, (40, 5)), rng.integers(0, 3, (40, 5)).astype(float)
+    b[:, 4] = 0  # a cell no unit reaches: NaN
+    a[:, 4] = 0
+    lo, hi = ratio_bootstrap_cis(a, b, confidence=0.9, n_resamples=300, seed=11)
+    draws = np.random.default_rng(11).integers(0, 40, size=(300, 40))
+    for cell in range(4):
+        replicates = a[draws, cell].sum(1) / b[draws, cell].sum(1)
+        assert (lo[cell], hi[cell]) == pytest.approx(tuple(np.percentile(replicates, [5, 95])))
+        assert lo[cell] <= a[:, cell].sum() / b[:, cell].sum() <= hi[cell]
+    assert math.isnan(lo[4]) and math.isnan(hi[4])
+    # the mean of per-unit values is the ratio with unit denominators: scipy's percentile bootstrap agrees
+    values = rng.random(200)
+    lo, hi = ratio_bootstrap_cis(values[:, None], np.ones((200, 1)), n_resamples=4000, seed=1)
+    ref = stats.bootstrap((values,), np.mean, n_resamples=4000, method="percentile",
+                          random_state=np.random.default_rng(2)).confidence_interval
+    assert lo[0] == pytest.approx(ref.low, abs=0.01) and hi[0] == pytest.approx(ref.high, abs=0.01)
+    with pytest.raises(ValueError, match="one shape"):
+        ratio_bootstrap_cis(np.ones((3, 2)), np.ones((3, 3)))
 
 
 def test_seeds_pool_units_and_report_their_spread():

@@ -3,15 +3,18 @@ import os
 
 import pandas as pd
 
-from multivec.nugget.analysis.selected_tokens import (OBSERVATION_COLUMNS, observations, plot_fig5, score_documents,
-                                                      short_documents, type_counts)
+from multivec.nugget.analysis.selected_tokens import (FIG5_COLUMNS, OBSERVATION_COLUMNS, observations, plot_fig5,
+                                                      score_documents, short_documents, type_counts)
 from multivec.nugget.modeling import NuggetModel
 from multivec.resources import default_device
+from multivec.statistics.resampling import BootstrapSettings
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p, s = snakemake.params, snakemake.params.settings
     tables, notes = [], []
+    bootstrap = BootstrapSettings(confidence=p.statistics["confidence"],
+                                  n_resamples=p.statistics["bootstrap_resamples"])
     for objective, dev, weights in zip(p.objectives, snakemake.input.dev, snakemake.input.models):
         model = NuggetModel.from_pretrained(os.path.dirname(weights), device=default_device())
         chosen = short_documents(dev, model, s["documents"], s["max_tokens"])
@@ -19,11 +22,10 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
             log.warning("%s: only %d documents of at most %d tokens (fig5.documents = %d)", dev, len(chosen),
                         s["max_tokens"], s["documents"])
         docs = score_documents(model, [(row["id"], ids) for row, ids in chosen])
-        counts = type_counts(model.source_tokenizer, docs)
+        counts = type_counts(model.source_tokenizer, docs, bootstrap)
         tables.append(counts.assign(objective=objective))
-        notes += [{"objective": objective, **o} for o in observations(model.source_tokenizer, docs, counts)]
-    df = pd.concat(tables, ignore_index=True)[["objective", "type", "text_count", "text_share", "nugget_count",
-                                                "nugget_share", "rank"]]
+        notes += [{"objective": objective, **o} for o in observations(model.source_tokenizer, docs, counts, bootstrap)]
+    df = pd.concat(tables, ignore_index=True)[FIG5_COLUMNS]
     df.to_csv(snakemake.output.csv, index=False)
     pd.DataFrame(notes, columns=OBSERVATION_COLUMNS).to_csv(snakemake.output.observations, index=False)
     plot_fig5(df, snakemake.output.figure, s["top"],

@@ -22,7 +22,8 @@ from multivec.lazy_exports import lazy_exports
 
 _WHERE = {
     "bootstrap_ci": "resampling", "holm": "resampling", "paired_difference": "resampling",
-    "paired_randomization_test": "resampling",
+    "paired_randomization_test": "resampling", "ratio_bootstrap_cis": "resampling",
+    "BootstrapSettings": "resampling",
     "STATISTICS": "statistics", "compute_statistic": "statistics",
     "TableStatistics": "tables", "estimate_cell": "tables", "format_estimate": "tables", "statistics_note": "tables",
     "table_statistics": "tables", "table_statistics_from_units": "tables",

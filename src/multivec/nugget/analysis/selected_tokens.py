@@ -35,12 +35,15 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:
     import pandas as pd
 
+    from multivec.statistics.resampling import BootstrapSettings
+
 PAPER_THE_TEXT_SHARE = 0.052  # §5.2: "the type 'the', which makes up 5.2% of all tokens in the corpus"
 PAPER_THE_NUGGET_SHARE = 0.007  # "... accounts for only 0.7% of selected nuggets"
 PAPER_BOS_SELECTION_RATE = 0.0  # "NUGGET prefers EOS while BOS is never selected"
-FIG5_COLUMNS = ["objective", "type", "text_count", "text_share", "nugget_count", "nugget_share", "rank"]
+FIG5_COLUMNS = ["objective", "type", "text_count", "text_share", "text_share_lo", "text_share_hi", "nugget_count",
+                "nugget_share", "nugget_share_lo", "nugget_share_hi", "rank"]
 SHARE_METRICS = ["nugget_share_eos_punct", "text_share_eos_punct", "nugget_share_the", "text_share_the"]
-OBSERVATION_COLUMNS = ["objective", "statistic", "token", "value", "paper_value", "what"]
+OBSERVATION_COLUMNS = ["objective", "statistic", "token", "value", "value_lo", "value_hi", "paper_value", "what"]
 
 
 @dataclass
@@ -104,48 +107,84 @@ def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_siz
     return out
 
 
-def type_counts(tokenizer, documents: Sequence[ScoredDocument]) -> pd.DataFrame:
-    """Per token type: count and share in the text and among the nuggets, ranked by nugget share."""
+def type_counts(tokenizer, documents: Sequence[ScoredDocument],
+                bootstrap: BootstrapSettings | None = None) -> pd.DataFrame:
+    """Per token type: count and share in the text and among the nuggets, ranked by nugget share; each share
+    with its bootstrap CI over documents (``*_lo``/``*_hi``; the default ``BootstrapSettings`` unless given)."""
+    import numpy as np
     import pandas as pd
 
-    text, nuggets = Counter(), Counter()
+    from multivec.statistics.resampling import BootstrapSettings
+
+    bootstrap = bootstrap or BootstrapSettings()
+    types: dict[str, int] = {}
+    per_doc = []  # (text Counter, nugget Counter) per document, over type columns
     for doc in documents:
+        text, nuggets = Counter(), Counter()
         for token_id, selected in zip(doc.ids, doc.selected):
-            kind = token_type(tokenizer, token_id)
-            text[kind] += 1
-            nuggets[kind] += int(selected)
-    total_text, total_nuggets = sum(text.values()), sum(nuggets.values())
+            column = types.setdefault(token_type(tokenizer, token_id), len(types))
+            text[column] += 1
+            nuggets[column] += int(selected)
+        per_doc.append((text, nuggets))
+    text_counts, nugget_counts = np.zeros((len(documents), len(types))), np.zeros((len(documents), len(types)))
+    for row, (text, nuggets) in enumerate(per_doc):
+        text_counts[row, list(text)] = list(text.values())
+        nugget_counts[row, list(nuggets)] = list(nuggets.values())
+    total_text, total_nuggets = text_counts.sum(), nugget_counts.sum()
     if not total_nuggets:
         raise ValueError("no token was selected in any document")
-    df = pd.DataFrame([{"type": t, "text_count": c, "text_share": c / total_text, "nugget_count": nuggets[t],
-                        "nugget_share": nuggets[t] / total_nuggets} for t, c in text.items()])
+    # a share is Σ_docs count / Σ_docs total: the documents are the units resampled
+    text_lo, text_hi = bootstrap.cis(text_counts, np.repeat(text_counts.sum(1, keepdims=True), len(types), 1))
+    nugget_lo, nugget_hi = bootstrap.cis(nugget_counts, np.repeat(nugget_counts.sum(1, keepdims=True), len(types), 1))
+    names = list(types)
+    df = pd.DataFrame({"type": names, "text_count": text_counts.sum(0).astype(int),
+                       "text_share": text_counts.sum(0) / total_text, "text_share_lo": text_lo,
+                       "text_share_hi": text_hi,
+                       "nugget_count": nugget_counts.sum(0).astype(int),
+                       "nugget_share": nugget_counts.sum(0) / total_nuggets, "nugget_share_lo": nugget_lo,
+                       "nugget_share_hi": nugget_hi})
     df = df.sort_values(["nugget_count", "text_count", "type"], ascending=[False, False, True]).reset_index(drop=True)
     df["rank"] = range(1, len(df) + 1)
     return df
 
 
-def observations(tokenizer, documents: Sequence[ScoredDocument], counts: pd.DataFrame) -> list[dict]:
-    """§5.2's statements as numbers: EOS and BOS selection rates, and the share of 'the' in text and nuggets."""
+def observations(tokenizer, documents: Sequence[ScoredDocument], counts: pd.DataFrame,
+                 bootstrap: BootstrapSettings | None = None) -> list[dict]:
+    """§5.2's statements as numbers: EOS and BOS selection rates, and the share of 'the' in text and nuggets
+    (``counts``: ``type_counts``, whose CIs it copies), each with its bootstrap CI over documents."""
+    import numpy as np
+
+    from multivec.statistics.resampling import BootstrapSettings
+
     first = Counter(token_type(tokenizer, d.ids[0]) for d in documents)
     last = Counter(token_type(tokenizer, d.ids[-1]) for d in documents)
     bos, eos = first.most_common(1)[0][0], last.most_common(1)[0][0]
     n = len(documents)
     the = counts[counts["type"] == "the"]
-    text_share = float(the["text_share"].iloc[0]) if len(the) else 0.0
-    nugget_share = float(the["nugget_share"].iloc[0]) if len(the) else 0.0
+    cell = {c: float(the[c].iloc[0]) if len(the) else 0.0
+            for c in ("text_share", "text_share_lo", "text_share_hi", "nugget_share", "nugget_share_lo",
+                      "nugget_share_hi")}
+    # per document: last and first token selected; selected and all tokens (a ratio over documents)
+    rates = np.array([[d.selected[-1], d.selected[0], sum(d.selected)] for d in documents], dtype=float)
+    lengths = np.array([[1.0, 1.0, len(d.ids)] for d in documents])
+    lo, hi = (bootstrap or BootstrapSettings()).cis(rates, lengths)
     return [
-        {"statistic": "eos_selection_rate", "token": eos, "value": sum(d.selected[-1] for d in documents) / n,
-         "paper_value": None, "what": "share of documents whose last token (EOS) is a nugget; paper: 'prefers EOS'"},
-        {"statistic": "bos_selection_rate", "token": bos, "value": sum(d.selected[0] for d in documents) / n,
-         "paper_value": PAPER_BOS_SELECTION_RATE, "what": "share of documents whose first token (BOS) is a nugget"},
-        {"statistic": "the_text_share", "token": "the", "value": text_share, "paper_value": PAPER_THE_TEXT_SHARE,
+        {"statistic": "eos_selection_rate", "token": eos, "value": rates[:, 0].sum() / n, "value_lo": lo[0],
+         "value_hi": hi[0], "paper_value": None,
+         "what": "share of documents whose last token (EOS) is a nugget; paper: 'prefers EOS'"},
+        {"statistic": "bos_selection_rate", "token": bos, "value": rates[:, 1].sum() / n, "value_lo": lo[1],
+         "value_hi": hi[1], "paper_value": PAPER_BOS_SELECTION_RATE,
+         "what": "share of documents whose first token (BOS) is a nugget"},
+        {"statistic": "the_text_share", "token": "the", "value": cell["text_share"], "value_lo": cell["text_share_lo"],
+         "value_hi": cell["text_share_hi"], "paper_value": PAPER_THE_TEXT_SHARE,
          "what": "share of the type 'the' among all tokens"},
-        {"statistic": "the_nugget_share", "token": "the", "value": nugget_share,
+        {"statistic": "the_nugget_share", "token": "the", "value": cell["nugget_share"],
+         "value_lo": cell["nugget_share_lo"], "value_hi": cell["nugget_share_hi"],
          "paper_value": PAPER_THE_NUGGET_SHARE, "what": "share of the type 'the' among the nuggets"},
-        {"statistic": "documents", "token": "", "value": n, "paper_value": 128, "what": "documents analysed"},
-        {"statistic": "nuggets_per_token", "token": "",
-         "value": sum(sum(d.selected) for d in documents) / sum(len(d.ids) for d in documents), "paper_value": None,
-         "what": "selected tokens / all tokens (about r)"},
+        {"statistic": "documents", "token": "", "value": n, "value_lo": None, "value_hi": None, "paper_value": 128,
+         "what": "documents analysed (a count: no CI)"},
+        {"statistic": "nuggets_per_token", "token": "", "value": rates[:, 2].sum() / lengths[:, 2].sum(),
+         "value_lo": lo[2], "value_hi": hi[2], "paper_value": None, "what": "selected tokens / all tokens (about r)"},
     ]
 
 
@@ -210,7 +249,8 @@ def shares_markdown(df: pd.DataFrame, header_lines: Sequence[str], notes: Sequen
 
 
 def plot_fig5(counts: pd.DataFrame, path: str | os.PathLike, top: int, title: str) -> None:
-    """A panel per objective: the ``top`` types by nugget share, grouped bars (nuggets, text), as the paper."""
+    """A panel per objective: the ``top`` types by nugget share, grouped bars (nuggets, text) with their CIs over
+    documents as whiskers, as the paper."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -221,8 +261,11 @@ def plot_fig5(counts: pd.DataFrame, path: str | os.PathLike, top: int, title: st
     for ax, objective in zip(axes[0], objectives):
         part = counts[(counts["objective"] == objective) & (counts["rank"] <= top)].sort_values("rank")
         x = range(len(part))
-        ax.bar([i - 0.2 for i in x], part["nugget_share"] * 100, width=0.4, label="nuggets")
-        ax.bar([i + 0.2 for i in x], part["text_share"] * 100, width=0.4, label="text")
+        for offset, share, label in ((-0.2, "nugget_share", "nuggets"), (0.2, "text_share", "text")):
+            # whiskers: the 95% CI over documents, where the table carries it
+            error = ([(part[share] - part[f"{share}_lo"]) * 100, (part[f"{share}_hi"] - part[share]) * 100]
+                     if f"{share}_lo" in part else None)
+            ax.bar([i + offset for i in x], part[share] * 100, width=0.4, label=label, yerr=error, capsize=2)
         ax.set_xticks(list(x))
         ax.set_xticklabels(part["type"].tolist())
         ax.set_ylabel("share (%)")
