@@ -1,0 +1,38 @@
+"""Issue 17's "every results CSV has CIs", checked on the committed results: each results table or figure CSV
+carries ``<metric>_lo``/``<metric>_hi`` beside its metrics, and every interval holds its point. Data audits,
+task statistics and speed benchmarks measure no metric and are named as exceptions."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# not metrics over evaluation units: n-gram overlap audits, Table 1's task statistics, speed benchmarks
+NO_METRIC = ("results/overlap.csv", "results/table1_tasks.csv", "results/benchmarks/", "results/experiments/")
+RESULT_CSVS = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "results").rglob("*.csv"))
+
+
+def test_results_are_committed():
+    assert len(RESULT_CSVS) > 20 and "results/nugget_fig8_probability_gain_lengths.csv" in RESULT_CSVS
+
+
+@pytest.mark.parametrize("path", [p for p in RESULT_CSVS if not p.startswith(NO_METRIC)])
+def test_every_results_csv_has_intervals_that_hold_their_points(path):
+    table = pd.read_csv(REPO / path)
+    lows = [c for c in table.columns if c.endswith("_lo")]
+    assert lows, f"{path}: no <metric>_lo/_hi columns"
+    for low in lows:
+        base = low[: -len("_lo")]
+        assert f"{base}_hi" in table.columns, f"{path}: {low} without {base}_hi"
+        lo, hi = pd.to_numeric(table[low], errors="coerce"), pd.to_numeric(table[f"{base}_hi"], errors="coerce")
+        both = lo.notna() & hi.notna()
+        assert (lo[both] <= hi[both] + 1e-9).all(), f"{path}: {low} above {base}_hi"
+        if base in table.columns:
+            point = pd.to_numeric(table[base], errors="coerce")
+            # a seed mean may leave a CI of pooled units only in multi-seed rows; one seed's CI holds its point
+            single = both & point.notna() & (table["n_seeds"].fillna(1) <= 1 if "n_seeds" in table else True)
+            inside = (lo[single] - 1e-9 <= point[single]) & (point[single] <= hi[single] + 1e-9)
+            outside = list(np.flatnonzero(~inside.to_numpy()))[:5]
+            assert inside.all(), f"{path}: {base} outside [{low}, {base}_hi] in rows {outside}"
