@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from multivec.nugget.analysis.selected_tokens import (OBSERVATION_COLUMNS, ScoredDocument, observations, score_documents, short_documents,
+from multivec.nugget.analysis.selected_tokens import (OBSERVATION_COLUMNS, ScoredDocument, observations,
+                                                      score_documents, short_documents,
                                                       token_type, type_counts)
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.modeling import NuggetModel

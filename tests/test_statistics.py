@@ -88,7 +88,11 @@ def test_ratio_bootstrap_cis_equal_a_per_cell_loop_over_the_same_draws():
     ref = stats.bootstrap((values,), np.mean, n_resamples=4000, method="percentile",
                           random_state=np.random.default_rng(2)).confidence_interval
     assert lo[0] == pytest.approx(ref.low, abs=0.01) and hi[0] == pytest.approx(ref.high, abs=0.01)
-    with pytest.raises(ValueError, match="one shape"):
+    # one denominator per unit, shared by the cells: the same CIs as the denominator repeated per cell
+    shared = rng.integers(1, 4, (40, 1)).astype(float)
+    np.testing.assert_array_equal(ratio_bootstrap_cis(a[:, :4], shared, seed=5),
+                                  ratio_bootstrap_cis(a[:, :4], np.repeat(shared, 4, 1), seed=5))
+    with pytest.raises(ValueError, match="one shape or"):
         ratio_bootstrap_cis(np.ones((3, 2)), np.ones((3, 3)))
 
 

@@ -13,8 +13,7 @@ from multivec.workflow import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p, s = snakemake.params, snakemake.params.settings
     tables, notes = [], []
-    bootstrap = BootstrapSettings(confidence=p.statistics["confidence"],
-                                  n_resamples=p.statistics["bootstrap_resamples"])
+    bootstrap = BootstrapSettings.from_statistics(p.statistics)
     for objective, dev, weights in zip(p.objectives, snakemake.input.dev, snakemake.input.models):
         model = NuggetModel.from_pretrained(os.path.dirname(weights), device=default_device())
         chosen = short_documents(dev, model, s["documents"], s["max_tokens"])
@@ -24,7 +23,8 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
         docs = score_documents(model, [(row["id"], ids) for row, ids in chosen])
         counts = type_counts(model.source_tokenizer, docs, bootstrap)
         tables.append(counts.assign(objective=objective))
-        notes += [{"objective": objective, **o} for o in observations(model.source_tokenizer, docs, counts, bootstrap)]
+        notes += [{"objective": objective, **o}
+                  for o in observations(model.source_tokenizer, docs, counts, bootstrap)]
     df = pd.concat(tables, ignore_index=True)[FIG5_COLUMNS]
     df.to_csv(snakemake.output.csv, index=False)
     pd.DataFrame(notes, columns=OBSERVATION_COLUMNS).to_csv(snakemake.output.observations, index=False)

@@ -7,8 +7,7 @@ from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
-    bootstrap = BootstrapSettings(confidence=p.statistics["confidence"],
-                                  n_resamples=p.statistics["bootstrap_resamples"])
+    bootstrap = BootstrapSettings.from_statistics(p.statistics)
     if p.figure == "relative":
         per_length = {}
         for path in snakemake.input.gains:

@@ -22,7 +22,8 @@ with rule_logging(snakemake.log[0]) as log:
     segments = "all" if p.max_eval_segments is None else f"the first {p.max_eval_segments}"
     steps = "" if p.train_steps is None else f", each LM trained {p.train_steps} steps"
     scale_line = (f"Scale: **{p.scale}**, encoder `{p.encoder}`; {segments} {p.segment_tokens}-token test segments "
-                  f"of `{p.eval_source}`{steps}; {memory_positions_note(p.memory_positions)}.\n\n" + statistics_note(p.statistics["confidence"], p.seeds, "segments"))
+                  f"of `{p.eval_source}`{steps}; {memory_positions_note(p.memory_positions)}.\n\n"
+                  + statistics_note(p.statistics["confidence"], p.seeds, "segments"))
     notes = statistics_lines(stats, snakemake.input.claims, {"nugget_table3": snakemake.input.units}, p.claims)
     markdown = table3_markdown(df.to_dict("records"), p.histories, scale_line, notes)
     Path(snakemake.output.md).write_text(markdown, encoding="utf-8")

@@ -122,6 +122,11 @@ class BootstrapSettings:
     n_resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
 
+    @classmethod
+    def from_statistics(cls, statistics: dict) -> "BootstrapSettings":
+        """From a rule's ``statistics`` params (``statistics_params()``: confidence, bootstrap_resamples)."""
+        return cls(confidence=statistics["confidence"], n_resamples=statistics["bootstrap_resamples"])
+
     def cis(self, numerators: np.ndarray, denominators: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``ratio_bootstrap_cis`` with these settings."""
         return ratio_bootstrap_cis(numerators, denominators, self.confidence, self.n_resamples, self.seed)
@@ -130,13 +135,14 @@ class BootstrapSettings:
 def ratio_bootstrap_cis(numerators: np.ndarray, denominators: np.ndarray, confidence: float = 0.95,
                         n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap CIs of Σ_u a[u, c] / Σ_u b[u, c] for every cell c, resampling the units u
-    (rows) jointly: (units × cells) arrays in, (lo, hi) of shape (cells,) out. A resample in which a
+    (rows) jointly: (units × cells) numerators and denominators of that shape or (units × 1), one per unit
+    shared by every cell; (lo, hi) of shape (cells,) out. A resample in which a
     cell's denominator sums to 0 leaves that cell out of its percentiles; a cell with no units is NaN."""
     a = np.asarray(numerators, dtype=np.float64)
     b = np.asarray(denominators, dtype=np.float64)
-    if a.ndim != 2 or a.shape != b.shape:
-        raise ValueError(f"numerators {a.shape} and denominators {b.shape}: need two (units × cells) arrays "
-                         "of one shape")
+    if a.ndim != 2 or b.ndim != 2 or b.shape not in (a.shape, (a.shape[0], 1)):
+        raise ValueError(f"numerators {a.shape} and denominators {b.shape}: need (units × cells) numerators and "
+                         "denominators of one shape or (units × 1)")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence}: must lie in (0, 1)")
     n_units, n_cells = a.shape
@@ -149,7 +155,7 @@ def ratio_bootstrap_cis(numerators: np.ndarray, denominators: np.ndarray, confid
     draws = rng.integers(0, n_units, size=(n_resamples, n_units))
     np.add.at(weights, (np.repeat(np.arange(n_resamples), n_units), draws.ravel()), 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        replicates = (weights @ a) / (weights @ b)
+        replicates = (weights @ a) / (weights @ b)  # a (units × 1) b broadcasts over the cells
     replicates[~np.isfinite(replicates)] = np.nan
     reached = ~np.all(np.isnan(replicates), axis=0)
     alpha = 1.0 - confidence

@@ -210,19 +210,19 @@ def stack_gains(documents: Sequence[DocumentGains], length: int) -> tuple[np.nda
 def nugget_components(gains: np.ndarray, positions: np.ndarray, rank: int) -> dict[str, np.ndarray]:
     """Per-document parts of Fig. 7 / 11 for the ``rank``-th nugget (1-based), over the documents that have
     one (D' × L each): ``gain_sum``/``gain_count`` (the gain at each position, 0/1 where it is NaN) and
-    ``at``/``has`` (1 where the nugget sits at that position; 1 everywhere)."""
+    ``at``/``has`` (1 where the nugget sits at that position; D' × 1 ones, every document counts once)."""
     if rank < 1:
         raise ValueError(f"nugget rank {rank} must be >= 1")
     length = gains.shape[-1]
     if positions.shape[1] < rank:
         empty = np.zeros((0, length))
-        return {"gain_sum": empty, "gain_count": empty, "at": empty, "has": empty}
+        return {"gain_sum": empty, "gain_count": empty, "at": empty, "has": np.zeros((0, 1))}
     has = positions[:, rank - 1] >= 0
     values = gains[has, rank - 1].astype(np.float64)
     count = (~np.isnan(values)).astype(np.float64)
     at = np.zeros_like(values)
     at[np.arange(len(values)), positions[has, rank - 1]] = 1.0
-    return {"gain_sum": np.nan_to_num(values, nan=0.0), "gain_count": count, "at": at, "has": np.ones_like(values)}
+    return {"gain_sum": np.nan_to_num(values, nan=0.0), "gain_count": count, "at": at, "has": np.ones((len(values), 1))}
 
 
 def gain_by_nugget(gains: np.ndarray, positions: np.ndarray, rank: int) -> dict[str, np.ndarray]:

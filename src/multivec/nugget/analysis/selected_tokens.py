@@ -134,8 +134,8 @@ def type_counts(tokenizer, documents: Sequence[ScoredDocument],
     if not total_nuggets:
         raise ValueError("no token was selected in any document")
     # a share is Σ_docs count / Σ_docs total: the documents are the units resampled
-    text_lo, text_hi = bootstrap.cis(text_counts, np.repeat(text_counts.sum(1, keepdims=True), len(types), 1))
-    nugget_lo, nugget_hi = bootstrap.cis(nugget_counts, np.repeat(nugget_counts.sum(1, keepdims=True), len(types), 1))
+    text_lo, text_hi = bootstrap.cis(text_counts, text_counts.sum(1, keepdims=True))
+    nugget_lo, nugget_hi = bootstrap.cis(nugget_counts, nugget_counts.sum(1, keepdims=True))
     names = list(types)
     df = pd.DataFrame({"type": names, "text_count": text_counts.sum(0).astype(int),
                        "text_share": text_counts.sum(0) / total_text, "text_share_lo": text_lo,
