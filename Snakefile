@@ -59,6 +59,7 @@ localrules:
     subencoder_data_table7,
     distill_teachers_table,
     distill_table,
+    distill_loss_curves,
     distill_imdb_table,
     nugget_fig4,
     nugget_fig5_shares,
@@ -114,6 +115,7 @@ rule all:
         expand("results/subencoder_{table}.{ext}", table=SUBENC_TABLES, ext=["csv", "md"]),
         "results/distill_teachers.csv",
         "results/distill_table.csv",
+        expand("results/distill_loss_curves.{ext}", ext=["csv", "md", "png"]),
         DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
         "results/nugget_fig4_bleu_vs_ratio.csv",
         "results/nugget_fig5_selected_tokens.csv",

@@ -167,3 +167,28 @@ rule distill_table:
         "../envs/train.yaml"
     script:
         "../workflow/scripts/distill_student_table.py"
+
+
+rule distill_loss_curves:
+    # Issue 19: every loss term of every trained student (table seeds), first vs last fifth of its logged
+    # windows, and the curves drawn; the frozen-backbone run trains its heads only.
+    input:
+        metrics=[run["metrics"] for run in distill_curve_runs()],
+    output:
+        csv="results/distill_loss_curves.csv",
+        md=report("results/distill_loss_curves.md", caption="../workflow/report/distill_loss_curves.rst",
+                  category="Distillation"),
+        png=report("results/distill_loss_curves.png", caption="../workflow/report/distill_loss_curves.rst",
+                   category="Distillation"),
+    params:
+        runs=distill_curve_runs(),
+        share=0.2,
+        note=distill_note(),
+    log:
+        "logs/distill/loss_curves.log",
+    benchmark:
+        "benchmarks/rules/distill/loss_curves.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/distill_loss_curves.py"

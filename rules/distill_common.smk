@@ -108,6 +108,13 @@ def distill_table_entries(seedset="tables"):
     return entries
 
 
+def distill_curve_runs():
+    """{row, seed, metrics} per trained student of results/distill_table (its metrics.csv, beside the summary)."""
+    return [{"row": e["name"], "seed": e["seed"],
+             "metrics": e["summary"].replace("training_summary.json", "metrics.csv")}
+            for e in distill_table_entries("tables") if "summary" in e]
+
+
 def distill_entry_folders(entries):
     return sorted({folder for entry in entries for folder in entry["embeddings"].values()})
 
