@@ -116,6 +116,7 @@ rule all:
         "results/distill_teachers.csv",
         "results/distill_table.csv",
         expand("results/distill_loss_curves.{ext}", ext=["csv", "md", "png"]),
+        ["results/distill_geometry.csv"] if distill_geometry_tasks() else [],
         DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
         "results/nugget_fig4_bleu_vs_ratio.csv",
         "results/nugget_fig5_selected_tokens.csv",

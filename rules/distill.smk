@@ -192,3 +192,33 @@ rule distill_loss_curves:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/distill_loss_curves.py"
+
+
+rule distill_geometry:
+    # Where each student's embedding space went (issue 19): mean pairwise cosine and agreement with each
+    # teacher's pairwise cosines, each student against the untrained one (multivec.distill.geometry).
+    input:
+        embeddings=distill_entry_folders(
+            [{**e, "embeddings": {t: e["embeddings"][t] for t in distill_geometry_tasks()}}
+             for e in distill_table_entries("tables")]
+        ),
+    output:
+        csv="results/distill_geometry.csv",
+        md=report("results/distill_geometry.md", caption="../workflow/report/distill_geometry.rst",
+                  category="Distillation"),
+        tests=tests_report("results/distill_geometry_tests.csv", "Distillation"),
+    params:
+        entries=distill_table_entries("tables"),
+        tasks=distill_geometry_tasks(),
+        statistics=lambda wc: {**statistics_params(), **{k: v for k, v in
+                                                         config["distill"]["evaluation"]["geometry"].items()
+                                                         if k.endswith("_resamples")}},
+        note=distill_note(),
+    log:
+        "logs/distill/geometry.log",
+    benchmark:
+        "benchmarks/rules/distill/geometry.tsv"
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/distill_geometry.py"

@@ -17,6 +17,12 @@ def distill_tasks():
     return list(config["distill"]["evaluation"]["tasks"])
 
 
+def distill_geometry_tasks():
+    """The evaluation tasks of results/distill_geometry (distill.evaluation.geometry.tasks that are built)."""
+    geometry = config["distill"]["evaluation"].get("geometry") or {}
+    return [t for t in geometry.get("tasks", []) if t in distill_tasks()]
+
+
 def distill_task_files(task):
     """What evaluate_embeddings needs beside the embeddings: the task's documents file."""
     return {"documents": DISTILL_DOCUMENTS.format(split=f"eval_{task}")}

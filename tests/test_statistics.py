@@ -127,6 +127,25 @@ def test_pair_correlation_resamples_documents():
         Measurement("A", "m", "pearson", docs[:2], np.ones((2, 2)))
 
 
+def test_pair_mean_resamples_documents_and_its_test_sees_a_shift():
+    """``pair_mean`` (the mean pairwise cosine of multivec.distill.geometry): a cluster bootstrap over documents,
+    wider than treating the pairs as independent, and no z-scoring in the randomization test (a mean is not
+    invariant to a shift, a correlation is)."""
+    rng = np.random.default_rng(5)
+    docs = [f"d{i}" for i in range(30)]
+    effect = rng.normal(0, 1, len(docs))  # a per-document effect makes the pairs of a document dependent
+    index = [(i, j) for i in range(len(docs)) for j in range(i + 1, len(docs))]
+    pairs = [f"{docs[i]}|{docs[j]}" for i, j in index]
+    values = np.array([effect[i] + effect[j] for i, j in index]) + rng.normal(0, 0.1, len(pairs))
+    s = stack("A", values, statistic="pair_mean", names=pairs)
+    assert point_estimate(s)[0] == pytest.approx(values.mean())
+    lo, hi = bootstrap_ci(s, n_resamples=400)
+    naive_lo, naive_hi = bootstrap_ci(stack("A", values, names=pairs), n_resamples=400)
+    assert lo < values.mean() < hi and (hi - lo) > 3 * (naive_hi - naive_lo)
+    shifted = stack("B", values + 0.05, statistic="pair_mean", names=pairs)
+    assert paired_randomization_test(shifted, s, n_permutations=500) < 0.01
+
+
 def test_holm_matches_the_step_down_definition():
     adjusted = holm([0.01, 0.04, 0.03, 0.005, float("nan")])
     assert adjusted[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])

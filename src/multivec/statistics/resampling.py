@@ -30,7 +30,7 @@ from itertools import product
 import numpy as np
 from scipy import stats as scipy_stats
 
-from multivec.statistics.statistics import PAIR_STATISTICS, STATISTICS, compute_statistic
+from multivec.statistics.statistics import PAIR_CORRELATIONS, PAIR_STATISTICS, STATISTICS, compute_statistic
 from multivec.statistics.units import SeedStack
 
 DEFAULT_RESAMPLES = 2000
@@ -166,7 +166,7 @@ def ratio_bootstrap_cis(numerators: np.ndarray, denominators: np.ndarray, confid
 
 def _seed_averaged_components(stack: SeedStack, units: list[str]) -> np.ndarray:
     values = stack.aligned_to(units)
-    if stack.statistic in PAIR_STATISTICS:  # z-score each seed's system scores (column 0) first
+    if stack.statistic in PAIR_CORRELATIONS:  # z-score each seed's system scores (column 0) first
         values = values.copy()
         centred = values[..., 0] - values[..., 0].mean(axis=1, keepdims=True)
         scale = values[..., 0].std(axis=1, keepdims=True)

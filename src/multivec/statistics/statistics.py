@@ -12,6 +12,7 @@ a sufficient statistic, so that a bootstrap resample or a randomization swap onl
 | ``bleu`` | sacrebleu's sentence statistics (sys_len, ref_len, correct₁..₄, total₁..₄) | corpus BLEU (0–100) |
 | ``f1`` / ``precision`` / ``recall`` | (tp, fp, fn) | micro-averaged over units |
 | ``pearson`` / ``spearman`` | (system, gold) per document *pair* | correlation over the pairs |
+| ``pair_mean`` | (x) per document *pair* | mean of x over the pairs (e.g. the mean pairwise cosine) |
 
 Each function takes components of shape (..., n_units, k) and returns shape (...): the leading
 axes are resamples, so a bootstrap evaluates thousands of resamples in one call. The pair
@@ -120,9 +121,12 @@ STATISTICS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int | None]] = {
     "recall": (_recall, 3),
     "pearson": (_pearson, 2),
     "spearman": (_spearman, 2),
+    "pair_mean": (_mean, 1),
 }
-# Statistics over document pairs: units are "a|b" pairs, resampled by document (resampling.py).
-PAIR_STATISTICS = {"pearson", "spearman"}
+# Statistics over document pairs: units are "a|b" pairs, resampled by document (resampling.py); the
+# correlations among them are invariant to z-scoring a system's scores (the randomization test uses that).
+PAIR_CORRELATIONS = {"pearson", "spearman"}
+PAIR_STATISTICS = PAIR_CORRELATIONS | {"pair_mean"}
 
 
 def check_statistic(name: str, components: int) -> None:
