@@ -175,7 +175,8 @@ rule distill_loss_curves:
     input:
         metrics=[run["metrics"] for run in distill_curve_runs()],
     output:
-        csv="results/distill_loss_curves.csv",
+        csv=report("results/distill_loss_curves.csv", caption="../workflow/report/distill_loss_curves.rst",
+                   category="Distillation"),
         md=report("results/distill_loss_curves.md", caption="../workflow/report/distill_loss_curves.rst",
                   category="Distillation"),
         png=report("results/distill_loss_curves.png", caption="../workflow/report/distill_loss_curves.rst",
@@ -203,7 +204,8 @@ rule distill_geometry:
              for e in distill_table_entries("tables")]
         ),
     output:
-        csv="results/distill_geometry.csv",
+        csv=report("results/distill_geometry.csv", caption="../workflow/report/distill_geometry.rst",
+                   category="Distillation"),
         md=report("results/distill_geometry.md", caption="../workflow/report/distill_geometry.rst",
                   category="Distillation"),
         tests=tests_report("results/distill_geometry_tests.csv", "Distillation"),
