@@ -60,6 +60,7 @@ localrules:
     distill_teachers_table,
     distill_table,
     distill_loss_curves,
+    distill_geometry,
     distill_imdb_table,
     nugget_fig4,
     nugget_fig5_shares,
