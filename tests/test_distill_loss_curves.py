@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from multivec.distill.loss_curves import first_last, loss_trends, read_curves, write_loss_curves
+from multivec.distill.loss_curves import first_last, loss_trends, plot_loss_curves, read_curves, write_loss_curves
 
 HEADER = ("step,train_loss,train_structural,train_contextual,train_soft_cca_mse,train_sdl_student,"
           "train_sdl_teacher,train_mask_share,dev_loss,documents_per_s,elapsed_s\n")
@@ -71,3 +71,14 @@ def test_a_file_that_is_not_a_metrics_file_is_refused(tmp_path):
         read_curves(bad)
     with pytest.raises(ValueError, match="no trained student"):
         write_loss_curves([], tmp_path / "x.csv", tmp_path / "x.md", tmp_path / "x.png")
+
+
+def test_a_run_keeps_its_colour_in_every_panel(tmp_path, runs):
+    """The L_C run has no L_S panel; its colour must not shift to the next run's there (a drawn defect)."""
+    drawn = plot_loss_curves(runs, tmp_path / "c.png")
+    colours = {}
+    for term, lines in drawn.items():
+        for label, colour in lines.items():
+            assert colours.setdefault(label, colour) == colour, (term, label)
+    assert set(drawn["train_structural"]) == {"ls_cosine+lc_soft_cca s13"}
+    assert len(set(colours.values())) == len(colours) == 2

@@ -85,8 +85,8 @@ def trend_lines(trends: "Any", share: float) -> list[str]:
     return lines
 
 
-def plot_loss_curves(runs: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
-    """One panel per term, one line per (run, seed)."""
+def plot_loss_curves(runs: Sequence[dict[str, Any]], path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """One panel per term, one line per (run, seed); returns {term: {line label: its colour}} as drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -96,23 +96,29 @@ def plot_loss_curves(runs: Sequence[dict[str, Any]], path: str | os.PathLike) ->
     terms = [t for t in CURVE_TERMS if any((c["term"] == t).any() for c in curves.values())]
     cols = min(3, len(terms))
     rows = math.ceil(len(terms) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows + 0.6), squeeze=False)
+    # one colour per (run, seed) in every panel: a panel lacking a run must not shift the others' colours
+    colours = {key: plt.get_cmap("tab10")(k % 10) for k, key in enumerate(curves)}
+    handles, drawn = {}, {}
     for ax, term in zip(axes.flat, terms):
         for (row, seed), frame in curves.items():
             part = frame[frame["term"] == term].sort_values("step")
             if not part.empty:
-                ax.plot(part["step"], part["value"], marker="." if len(part) < 30 else None,
-                        label=f"{row.removeprefix('student_')} s{seed}")
+                (line,) = ax.plot(part["step"], part["value"], marker="." if len(part) < 30 else None,
+                                  color=colours[(row, seed)], label=f"{row.removeprefix('student_')} s{seed}")
+                handles.setdefault((row, seed), line)
+                drawn.setdefault(term, {})[line.get_label()] = line.get_color()
         ax.set_title(term)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(terms):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    fig.legend(handles=list(handles.values()), loc="lower center", ncol=min(4, len(handles)), fontsize=8)
     fig.suptitle("Distilled students: loss terms per logged window (metrics.csv)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return drawn
 
 
 def write_loss_curves(runs: Sequence[dict[str, Any]], csv_path: str | os.PathLike, md_path: str | os.PathLike,
