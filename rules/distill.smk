@@ -199,10 +199,8 @@ rule distill_geometry:
     # Where each student's embedding space went (issue 19): mean pairwise cosine and agreement with each
     # teacher's pairwise cosines, each student against the untrained one (multivec.distill.geometry).
     input:
-        embeddings=distill_entry_folders(
-            [{**e, "embeddings": {t: e["embeddings"][t] for t in distill_geometry_tasks()}}
-             for e in distill_table_entries("tables")]
-        ),
+        embeddings=sorted({entry["embeddings"][task] for entry in distill_table_entries("tables")
+                           for task in distill_geometry_tasks()}),
     output:
         csv=report("results/distill_geometry.csv", caption="../workflow/report/distill_geometry.rst",
                    category="Distillation"),
@@ -212,9 +210,9 @@ rule distill_geometry:
     params:
         entries=distill_table_entries("tables"),
         tasks=distill_geometry_tasks(),
-        statistics=lambda wc: {**statistics_params(), **{k: v for k, v in
-                                                         config["distill"]["evaluation"]["geometry"].items()
-                                                         if k.endswith("_resamples")}},
+        # the tables' alpha and confidence; the geometry's own resample counts (distill.evaluation.geometry)
+        statistics={**statistics_params(), "bootstrap_resamples": DISTILL_GEOMETRY["bootstrap_resamples"],
+                    "permutation_resamples": DISTILL_GEOMETRY["permutation_resamples"]},
         note=distill_note(),
     log:
         "logs/distill/geometry.log",

@@ -17,10 +17,12 @@ def distill_tasks():
     return list(config["distill"]["evaluation"]["tasks"])
 
 
+DISTILL_GEOMETRY = config["distill"]["evaluation"].get("geometry") or {"tasks": []}
+
+
 def distill_geometry_tasks():
     """The evaluation tasks of results/distill_geometry (distill.evaluation.geometry.tasks that are built)."""
-    geometry = config["distill"]["evaluation"].get("geometry") or {}
-    return [t for t in geometry.get("tasks", []) if t in distill_tasks()]
+    return [t for t in DISTILL_GEOMETRY["tasks"] if t in distill_tasks()]
 
 
 def distill_task_files(task):

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from multivec.distill.loss_curves import first_last, loss_trends, plot_loss_curves, read_curves, write_loss_curves
+from multivec.distill.loss_curves import (first_last, loss_trends, plot_loss_curves, read_curves, read_runs,
+                                         write_loss_curves)
 
 HEADER = ("step,train_loss,train_structural,train_contextual,train_soft_cca_mse,train_sdl_student,"
           "train_sdl_teacher,train_mask_share,dev_loss,documents_per_s,elapsed_s\n")
@@ -38,7 +39,7 @@ def test_first_last_means_the_ends_and_rejects_bad_shares():
 
 
 def test_loss_trends_name_the_terms_that_rise_and_skip_absent_ones(runs):
-    trends = loss_trends(runs, 0.2)
+    trends = loss_trends(read_runs(runs), 0.2)
     lc = trends[trends["row"] == "student_lc_soft_cca"].set_index("term")
     assert "train_structural" not in lc.index  # the L_C run has no L_S: an empty column, not a flat zero
     assert "train_mask_share" not in set(trends["term"])  # a property of the batches, not a loss
@@ -75,7 +76,7 @@ def test_a_file_that_is_not_a_metrics_file_is_refused(tmp_path):
 
 def test_a_run_keeps_its_colour_in_every_panel(tmp_path, runs):
     """The L_C run has no L_S panel; its colour must not shift to the next run's there (a drawn defect)."""
-    drawn = plot_loss_curves(runs, tmp_path / "c.png")
+    drawn = plot_loss_curves(read_runs(runs), tmp_path / "c.png")
     colours = {}
     for term, lines in drawn.items():
         for label, colour in lines.items():

@@ -47,20 +47,25 @@ def first_last(values: Sequence[float], share: float = 0.2) -> tuple[float, floa
     return float(sum(values[:n]) / n), float(sum(values[-n:]) / n)
 
 
-def loss_trends(runs: Sequence[dict[str, Any]], share: float = 0.2) -> "Any":
-    """``runs``: ``{"row", "seed", "metrics"}`` (a metrics.csv path) per trained student. One row per (run,
-    seed, term) with two or more logged values: ``TREND_COLUMNS``; ``change`` = last - first."""
+def read_runs(runs: Sequence[dict[str, Any]]) -> dict[tuple[str, Any], "Any"]:
+    """``runs``: ``{"row", "seed", "metrics"}`` (a metrics.csv path) per trained student ->
+    {(row, seed): ``read_curves`` of its file}, in the order of ``runs``."""
+    return {(run["row"], run["seed"]): read_curves(run["metrics"]) for run in runs}
+
+
+def loss_trends(curves: dict[tuple[str, Any], "Any"], share: float = 0.2) -> "Any":
+    """``curves``: ``read_runs``. One row per (run, seed, term) with two or more logged values:
+    ``TREND_COLUMNS``; ``change`` = last - first."""
     import pandas as pd
 
     rows = []
-    for run in runs:
-        curves = read_curves(run["metrics"])
-        for term, group in curves.groupby("term", sort=False):
+    for (row, seed), frame in curves.items():
+        for term, group in frame.groupby("term", sort=False):
             values = group.sort_values("step")["value"].tolist()
             if len(values) < 2:
                 continue
             first, last = first_last(values, share)
-            rows.append({"row": run["row"], "seed": run["seed"], "term": term, "windows": len(values),
+            rows.append({"row": row, "seed": seed, "term": term, "windows": len(values),
                          "first": round(first, 6), "last": round(last, 6), "change": round(last - first, 6),
                          "fell": bool(last < first)})
     if not rows:
@@ -85,14 +90,14 @@ def trend_lines(trends: "Any", share: float) -> list[str]:
     return lines
 
 
-def plot_loss_curves(runs: Sequence[dict[str, Any]], path: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    """One panel per term, one line per (run, seed); returns {term: {line label: its colour}} as drawn."""
+def plot_loss_curves(curves: dict[tuple[str, Any], "Any"], path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """``curves``: ``read_runs``. One panel per term, one line per (run, seed); returns {term: {line label: its
+    colour}} as drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = {(run["row"], run["seed"]): read_curves(run["metrics"]) for run in runs}
     terms = [t for t in CURVE_TERMS if any((c["term"] == t).any() for c in curves.values())]
     cols = min(3, len(terms))
     rows = math.ceil(len(terms) / cols)
@@ -126,9 +131,10 @@ def write_loss_curves(runs: Sequence[dict[str, Any]], csv_path: str | os.PathLik
     """``results/distill_loss_curves.{csv,md,png}`` from the students' metrics files; returns the trends."""
     if not runs:
         raise ValueError("distill loss curves: no trained student")
-    trends = loss_trends(runs, share)
+    curves = read_runs(runs)
+    trends = loss_trends(curves, share)
     trends.to_csv(csv_path, index=False)
-    plot_loss_curves(runs, png_path)
+    plot_loss_curves(curves, png_path)
     lines = ["# Document embedding by distillation: do the students' loss terms fall?", ""]
     if note:
         lines += [note, ""]
