@@ -68,6 +68,7 @@ localrules:
     nugget_fig7_probability_gain,
     nugget_fig8_probability_gain_lengths,
     nugget_fig11_probability_gain_all,
+    claims_of_work,
     claims,
     rule_benchmarks,
 

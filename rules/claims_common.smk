@@ -4,20 +4,30 @@
 
 from multivec.statistics.claims_file import check_claims as _check_claims
 from multivec.statistics.claims_file import claim_tables as _claim_tables
+from multivec.statistics.claims_file import claim_works as _claim_works
+from multivec.statistics.claims_file import claims_of_work as _claims_of_work
 from multivec.statistics.claims_file import load_claims as _load_claims
 
 CLAIMS = _load_claims(claims_file())
 _check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
+# The works whose claims results/claims/<work>.csv evaluates, in the claims file's order.
+CLAIM_WORKS = _claim_works(CLAIMS)
 
 
-def claims_units(wildcards=None):
-    """{table: unit file over the claim seeds} of every table a claim reads that this scale builds."""
+def claims_units(wildcards):
+    """{table: unit file over the claim seeds} of every table that a claim of the work reads and this scale
+    builds."""
     skip = skipped_claims()
     tables = set()
-    for claim_id, claim_tables in _claim_tables(CLAIMS).items():
+    for claim_id, claim_tables in _claim_tables(_claims_of_work(CLAIMS, wildcards.work)).items():
         if claim_id not in skip:
             tables |= {t for t in claim_tables if STAT_TABLES[t]["built"]}
     return {table: units_path(table, "claims") for table in sorted(tables)}
+
+
+def claims_tables(wildcards):
+    """The tables of claims_units, in its order (the script's names for the unit files)."""
+    return list(claims_units(wildcards))
 
 
 def claims_not_built():

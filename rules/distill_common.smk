@@ -89,7 +89,8 @@ def distill_metrics():
 
 def distill_table_entries(seedset="tables"):
     """One entry per (row, seed) of results/distill_table: rows named by role (the same at every scale, as
-    config/claims.yaml names them); the trained students at every seed of model_seeds(seedset)."""
+    config/claims.yaml names them); the trained students at every seed of model_seeds(seedset). For `claims`,
+    only the rows a claim names (seedset_rows): the frozen sanity row trains at the table seeds only."""
     tasks = distill_tasks()
     entries = [
         {"name": "structural_teacher", "kind": "structural_teacher", "seed": None,
@@ -113,7 +114,8 @@ def distill_table_entries(seedset="tables"):
                             "summary": f"{DISTILL_STUDENT_MODEL.format(run=run, seed=seed)}/training_summary.json",
                             "embeddings": {t: DISTILL_STUDENT_EMBEDDINGS.format(run=run, seed=seed, split=f"eval_{t}")
                                            for t in tasks}})
-    return entries
+    kept = set(seedset_rows("distill_table", seedset, [e["name"] for e in entries]))
+    return [e for e in entries if e["name"] in kept]
 
 
 def distill_curve_runs():

@@ -5,8 +5,8 @@ import pytest
 import yaml
 
 from multivec.statistics import Measurement, write_units
-from multivec.statistics.claims import evaluate_claims, verdict_lines, write_claims
-from multivec.statistics.claims_file import ClaimError, check_claims, load_claims
+from multivec.statistics.claims import evaluate_claims, merge_claims, read_claims, verdict_lines, write_claims
+from multivec.statistics.claims_file import ClaimError, check_claims, claim_works, claims_of_work, load_claims
 
 N = 300
 
@@ -96,6 +96,60 @@ def test_one_seed_is_noted_and_skips_and_unbuilt_tables_are_not_built(tmp_path):
     write_claims(frame, tmp_path / "c.csv", tmp_path / "c.md", "Scale: smoke")
     md = (tmp_path / "c.md").read_text()
     assert "**holds**" in md and "1 holds, 0 contradicted, 0 inconclusive, 2 not built" in md
+
+
+def two_works_claims(tmp_path):
+    """Claims of two works, interleaved in the file, with a skipped and an unbuilt one among them."""
+    path = claims_file(tmp_path, {"kind": "greater", "a": ref("A"), "b": ref("B")},
+                       {"kind": "monotone", "direction": "increasing", "items": [ref("B"), ref("C"), ref("A")]},
+                       {"kind": "greater", "a": {"table": "paper_only", "row": "A", "metric": "m"},
+                        "b": {"table": "paper_only", "row": "B", "metric": "m"}},
+                       {"kind": "within", "a": ref("A"), "b": ref("A2"), "delta": 2},
+                       {"kind": "greater", "a": ref("A"), "b": ref("C")})
+    claims = load_claims(path)
+    for claim, work in zip(claims, ["nugget", "distill", "nugget", "distill", "distill"]):
+        claim["work"] = work
+    return claims
+
+
+def test_claims_evaluated_per_work_and_merged_equal_the_claims_evaluated_together(tmp_path, unit_file):
+    # The claims rule joins results/claims/<work>.csv: the joined files must be byte for byte what one
+    # evaluation of every claim writes (each test is seeded alone, Holm runs within a claim).
+    claims = two_works_claims(tmp_path)
+    options = dict(scale="demo", skip={"C4": "too costly here"}, not_built={"paper_only": "paper scale"},
+                   n_resamples=200, n_permutations=200)
+    write_claims(evaluate_claims(claims, {"t": unit_file}, **options), tmp_path / "all.csv", tmp_path / "all.md", "S")
+    assert claim_works(claims) == ["nugget", "distill"]
+    frames = {}
+    for work in reversed(claim_works(claims)):  # the order the files are given in does not matter
+        evaluate_claims(claims_of_work(claims, work), {"t": unit_file}, **options).to_csv(tmp_path / work, index=False)
+        frames[work] = read_claims(tmp_path / work)
+    write_claims(merge_claims(frames, claims, scale="demo"), tmp_path / "m.csv", tmp_path / "m.md", "S")
+    assert (tmp_path / "m.csv").read_bytes() == (tmp_path / "all.csv").read_bytes()
+    assert (tmp_path / "m.md").read_text() == (tmp_path / "all.md").read_text()
+    assert read_claims(tmp_path / "m.csv")["verdict"].tolist() == ["holds", "holds", "not built", "holds",
+                                                                   "not built"]
+
+
+def test_merging_claims_names_a_stale_or_missing_work_file(tmp_path, unit_file):
+    claims = two_works_claims(tmp_path)
+    frames = {w: evaluate_claims(claims_of_work(claims, w), {"t": unit_file}, scale="demo", skip={"C4": "x"},
+                                 not_built={"paper_only": "p"}, n_resamples=50, n_permutations=50)
+              for w in claim_works(claims)}
+    with pytest.raises(ClaimError, match="no claims given for work 'distill'"):
+        merge_claims({"nugget": frames["nugget"]}, claims, scale="demo")
+    stale = {**frames, "distill": frames["distill"].iloc[:2]}  # built before claim C4 was added
+    with pytest.raises(ClaimError, match=r"results/claims/distill.csv: claims \['C1', 'C3'\], but"):
+        merge_claims(stale, claims, scale="demo", where={"distill": "results/claims/distill.csv"})
+    with pytest.raises(ClaimError, match="built at scale \\['demo'\\], not 'paper'"):
+        merge_claims(frames, claims, scale="paper")
+    with pytest.raises(ClaimError, match="work 'subencoder' has no claim"):
+        merge_claims({**frames, "subencoder": frames["nugget"]}, claims, scale="demo")
+    with pytest.raises(ClaimError, match="no claim has work 'subencoder'"):
+        claims_of_work(claims, "subencoder")
+    (tmp_path / "bad.csv").write_text("id,verdict\nC0,holds\n")
+    with pytest.raises(ClaimError, match="bad.csv: columns"):
+        read_claims(tmp_path / "bad.csv")
 
 
 def test_check_claims_names_the_missing_row_metric_or_table(tmp_path):

@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from multivec.statistics.claims import merge_claims, read_claims
+from multivec.statistics.claims_file import claim_works, load_claims
+
 REPO = Path(__file__).resolve().parents[1]
 # not metrics over evaluation units: n-gram overlap audits, Table 1's task statistics, speed benchmarks, the
 # distilled students' training curves
@@ -38,3 +41,12 @@ def test_every_results_csv_has_intervals_that_hold_their_points(path):
             inside = (lo[single] - 1e-9 <= point[single]) & (point[single] <= hi[single] + 1e-9)
             outside = list(np.flatnonzero(~inside.to_numpy()))[:5]
             assert inside.all(), f"{path}: {base} outside [{low}, {base}_hi] in rows {outside}"
+
+
+def test_committed_claims_are_the_join_of_the_committed_work_files(tmp_path):
+    # results/claims.csv is what the claims rule joins from results/claims/<work>.csv: one of them rebuilt
+    # without the join (or the join without it) leaves the two disagreeing.
+    claims = load_claims(REPO / "config/claims.yaml")
+    frames = {w: read_claims(REPO / f"results/claims/{w}.csv") for w in claim_works(claims)}
+    merge_claims(frames, claims, scale="demo").to_csv(tmp_path / "claims.csv", index=False)
+    assert (tmp_path / "claims.csv").read_bytes() == (REPO / "results/claims.csv").read_bytes()

@@ -181,8 +181,7 @@ def _set(config, path, value):
     return config
 
 
-SHIPPED_SCALES = {"demo": [], "smoke": ["smoke"], "paper": ["paper"], "claims_subset": ["claims_subset"],
-                  "smoke_claims_subset": ["smoke", "claims_subset"]}
+SHIPPED_SCALES = {"demo": [], "smoke": ["smoke"], "paper": ["paper"]}
 
 
 @pytest.mark.parametrize("scale", list(SHIPPED_SCALES))

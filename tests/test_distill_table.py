@@ -208,3 +208,25 @@ def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_report
     assert lengths["longer_than_structural_teacher"] == sum(len(e["text"].split()) > 18 for e in evals)
     lines = length_lines(rows, ["lee"])
     assert lines[4].startswith(f"| lee | 5 | {lengths['max_length']} | {lengths['longer_than_structural_teacher']} (")
+
+
+def test_the_distillation_claims_train_only_the_students_a_claim_names(mirror, tmp_path):
+    """results/claims/distill.csv trains every claimed student at each claim seed; the frozen sanity row (named
+    by no claim) trains at the table seeds only. It once trained at every claim seed: 3 of 12 trainings and
+    12 of 48 embedding jobs that no claim read."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", "--directory", str(tmp_path),
+                             "results/claims/distill.csv", "results/distill_table.csv"],
+                            cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    trained = sorted(tuple(re.search(r"wildcards: run=(\S+), seed=(\d+)", block).groups())
+                     for block in result.stdout.split("\nrule ")[1:] if block.startswith("distill_student_train:"))
+    runs = ["lc_soft_cca", "ls_cosine", "ls_cosine+lc_soft_cca"]
+    assert trained == sorted([(run, seed) for run in runs for seed in ("13", "14", "15")]
+                             + [("ls_cosine+lc_soft_cca_frozen", "13")])

@@ -105,6 +105,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("data/statistics/units/*.parquet", "unit scores", "per-unit scores of one table's rows over a seed set"),
     ArtifactKind("results/*_tests.csv", "csv table", "a table's paired comparisons: difference, CI, p, Holm p"),
     ArtifactKind("results/claims.csv", "csv table", "every paper claim with its computed verdict"),
+    ArtifactKind("results/claims/*.csv", "csv table", "one work's paper claims with their computed verdicts"),
     ArtifactKind("results/claims.md", "text", "the claims and their verdicts in markdown"),
     ArtifactKind("results/nugget_analysis/bleu/*/*.jsonl", "jsonl",
                  "NUGGET Fig. 4: dev documents decoded from nuggets (one model, one seed)"),

@@ -14,6 +14,11 @@ claim's tests are Holm-corrected together, and the verdict is one of
 
 Reading and checking the file (``load_claims``, ``check_claims``, ``references``) is
 ``multivec.statistics.claims_file``, which the workflow imports while it parses.
+
+Each work's claims are evaluated on their own (``results/claims/<work>.csv``: a work's claims only need
+that work's models) and ``merge_claims`` joins them into ``results/claims.csv``. Every test is seeded
+alone and Holm-corrected within its claim, so a claim's row is the same whichever claims it is evaluated
+with.
 """
 
 from __future__ import annotations
@@ -245,6 +250,49 @@ def claims_markdown(frame: pd.DataFrame, title: str = "Claims", heading: str = "
         lines.append(f"| {r['id']} | {r['claim']} | {r['source']} | {r['paper']} | {r['ours']} | "
                      f"{_difference_text(r)} | {seeds} | **{r['verdict']}** | {r['note']} |")
     return lines
+
+
+TEXT_COLUMNS = ("id", "work", "claim", "source", "rule", "scale", "paper", "ours", "verdict", "note")
+
+
+def read_claims(path: str | os.PathLike) -> pd.DataFrame:
+    """A claims CSV (``CLAIM_COLUMNS``, as ``evaluate_claims`` wrote it), its numbers read back exactly."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(frame.columns) != CLAIM_COLUMNS:
+        raise ClaimError(f"{path}: columns {list(frame.columns)}, expected {CLAIM_COLUMNS}")
+    # Python's float() reads back exactly what to_csv wrote (pandas' own C parser may not, before 3.0).
+    for column in set(CLAIM_COLUMNS) - set(TEXT_COLUMNS) - {"tests"}:
+        frame[column] = [float(v) if v else math.nan for v in frame[column]]
+    frame["tests"] = frame["tests"].astype(int)
+    return frame
+
+
+def merge_claims(frames: Mapping[str, pd.DataFrame], claims: Sequence[dict[str, Any]], *, scale: str,
+                 where: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One frame of every claim, in the claims file's order, from ``{work: that work's claims}``.
+
+    A work's frame must hold exactly its claims of ``claims`` at ``scale``; anything else means it was
+    built from another claims file or scale, and ClaimError names the file (``where[work]``) to rebuild."""
+    where = dict(where or {})
+    expected: dict[str, list[str]] = {}
+    for claim in claims:
+        expected.setdefault(str(claim["work"]), []).append(str(claim["id"]))
+    problems = [f"no claims given for work {w!r}" for w in expected if w not in frames]
+    problems += [f"{where.get(w, w)}: work {w!r} has no claim in the claims file" for w in frames if w not in expected]
+    for work, frame in frames.items():
+        name = where.get(work, work)
+        ids = [str(i) for i in frame["id"]]
+        if work in expected and ids != expected[work]:
+            problems.append(f"{name}: claims {ids}, but the claims file gives work {work!r} {expected[work]}")
+        if set(frame["work"].astype(str)) - {work}:
+            problems.append(f"{name}: rows of other works {sorted(set(frame['work'].astype(str)) - {work})}")
+        if set(frame["scale"].astype(str)) - {scale}:
+            problems.append(f"{name}: built at scale {sorted(set(frame['scale'].astype(str)))}, not {scale!r}")
+    if problems:
+        raise ClaimError("cannot merge the claims (rebuild the files named): " + "; ".join(problems))
+    merged = pd.concat([frames[w] for w in expected], ignore_index=True)
+    order = {str(c["id"]): i for i, c in enumerate(claims)}
+    return merged.sort_values("id", key=lambda ids: ids.map(order), kind="stable").reset_index(drop=True)
 
 
 def write_claims(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,

@@ -138,6 +138,19 @@ def check_claims(claims: Sequence[dict[str, Any]], tables: Mapping[str, Mapping[
         raise ClaimError(f"{where}: " + "; ".join(problems))
 
 
+def claim_works(claims: Iterable[dict[str, Any]]) -> list[str]:
+    """The works the claims belong to (their ``work``), in the order they first appear."""
+    return list(dict.fromkeys(str(c["work"]) for c in claims))
+
+
+def claims_of_work(claims: Sequence[dict[str, Any]], work: str) -> list[dict[str, Any]]:
+    """The claims of one work, in file order (ClaimError if it has none)."""
+    chosen = [c for c in claims if str(c["work"]) == work]
+    if not chosen:
+        raise ClaimError(f"no claim has work {work!r} (works: {claim_works(claims)})")
+    return chosen
+
+
 def claim_tables(claims: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
     """``{claim id: tables it reads}``."""
     return {c["id"]: {r.table for r in references(c["rule"], str(c["id"]))} for c in claims}
