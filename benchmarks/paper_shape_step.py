@@ -12,7 +12,8 @@ Works and shapes (the numbers are read from config/config.yaml overlaid with con
 ``snakemake --configfile config/paper.yaml`` reads them):
 - ``nugget``: mBART-large-50 (d 1024, 12+12 layers, 16 heads, FFN 4096, vocabulary 250,054), the first
   NUGGET row of ``table2.rows`` (AE, r = 0.25), ``train.batch_size`` documents of ``nugget.max_source_tokens``
-  tokens, the same document as target (AE), the bottom frozen up to ``nugget.scorer_layer``. Every step sees
+  tokens, the same document as target (AE), the bottom frozen up to ``nugget.scorer_layer``, with the settings
+  the workflow's model zoo trains it with (``multivec.nugget.zoo``: at paper scale mBART's tied output layer). Every step sees
   new documents, so the frozen-bottom cache misses (the first epoch's cost).
 - ``subencoder``: the first ``subencoder.model.backbones`` entry (sentence-t5-base: a T5-base encoder, d 768,
   12 layers, 12 heads, FFN 3072, vocabulary 32,128), ``subencoder.train.batch_size`` sentences (whole pairs)
@@ -239,13 +240,26 @@ def _train_config(section: dict, seed: int, steps: int, args, tiny: bool, **chan
     return TrainConfig(**fields)
 
 
+def nugget_settings(config: dict) -> tuple[dict, dict]:
+    """The first NUGGET row of ``table2.rows`` and the NuggetConfig fields the workflow trains it with: the
+    zoo's (``nugget`` + ``nugget_analysis.model`` + ``.model_by_objective``; at paper scale mBART's tied
+    output layer), not the ``nugget`` block alone."""
+    from multivec.nugget import zoo
+
+    row = next(r for r in config["table2"]["rows"] if r["kind"] == "nugget")
+    nugget = config["nugget"]
+    variant = zoo.nugget_variant(row["ratio"], nugget["scorer_layer"], nugget["selector"], nugget["feedback"])
+    settings = zoo.zoo_settings(zoo.objective_settings(config, row["objective"]), variant, config["seed"],
+                                config["tsdae"]["noise_deletion"])
+    return row, settings
+
+
 def nugget_work(config: dict, tokenizer, workdir: Path, args, steps: int) -> WorkRun:
     from multivec.nugget.configuration import NuggetConfig
     from multivec.nugget.training import NuggetTask
 
     tiny = args.tiny
-    row = next(r for r in config["table2"]["rows"] if r["kind"] == "nugget")
-    settings = {**config["nugget"], "objective": row["objective"], "ratio": row["ratio"], "seed": config["seed"]}
+    row, settings = nugget_settings(config)
     if settings["architecture"] != "mbart":
         raise BenchmarkError(f"nugget.architecture is {settings['architecture']!r} in the paper config; "
                              "this benchmark builds mBART-large-50")
@@ -509,8 +523,9 @@ def _reset_peak_memory(device) -> None:
 
     gc.collect()  # the previous work's model and optimizer
     if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
+        torch.zeros(1, device=device)  # the caching allocator exists only after a first allocation: before it,
+        torch.cuda.empty_cache()  # resetting its statistics raises "Invalid device argument"
+        torch.cuda.reset_peak_memory_stats(device.index)  # None = the current device ('cuda' has no index)
         return
     try:  # Linux: writing 5 to clear_refs resets the peak RSS (VmHWM) of this process
         Path("/proc/self/clear_refs").write_text("5")
@@ -522,7 +537,7 @@ def _peak_memory(device) -> tuple[float, str]:
     import torch
 
     if device.type == "cuda":
-        return torch.cuda.max_memory_allocated(device) / 2**20, "torch.cuda.max_memory_allocated"
+        return torch.cuda.max_memory_allocated(device.index) / 2**20, "torch.cuda.max_memory_allocated"
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -609,6 +624,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     names = [r["work"] for r in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -617,6 +633,7 @@ def plot(rows: list[dict], path: Path) -> None:
         mfu = f", MFU {row['mfu']:.1%}" if row["mfu"] != "" else ""
         left.annotate(f" {row['tokens_per_s']:,.0f}{mfu}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                       va="center", fontsize=8)
+    left.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:g}k"))
     left.set_xlabel("tokens / s (one optimizer step, accumulation included)")
     left.margins(x=0.35)
     bars = right.barh(names, [r["peak_memory_mb"] / 1024 for r in rows], color="tab:orange")
@@ -645,6 +662,9 @@ def parse_args(argv=None):
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's dense peak for MFU")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"output stem (default {OUT.relative_to(REPO)}; ..._tiny with --tiny)")
+    parser.add_argument("--tokenizer", default="minilm",
+                        help="tokenizer whose ids the texts use (a folder, or 'minilm': the offline MiniLM package); "
+                             "only its files are read, so a GPU machine without that package can take a copy")
     parser.add_argument("--keep", action="store_true", help="keep the model folders and checkpoints (temp dir)")
     args = parser.parse_args(argv)
     args.precision = args.precision or ("fp32" if args.tiny else "bf16")
@@ -668,7 +688,7 @@ def main(argv=None) -> int:
     from multivec.resources import load_tokenizer
 
     config = copy.deepcopy(paper_config())
-    tokenizer = load_tokenizer("minilm")
+    tokenizer = load_tokenizer(args.tokenizer)
     rows = []
     workdir = Path(tempfile.mkdtemp(prefix="paper_shape_step_"))
     try:

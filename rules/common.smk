@@ -79,9 +79,7 @@ def base_dir(objective):
 def zoo_objective_settings(objective):
     """NuggetConfig fields every zoo model of an objective shares: `nugget` + `nugget_analysis.model` +
     `nugget_analysis.model_by_objective[objective]`."""
-    analysis = config["nugget_analysis"]
-    return {**config["nugget"], **analysis["model"], **analysis.get("model_by_objective", {}).get(objective, {}),
-            "objective": objective}
+    return _zoo.objective_settings(config, objective)
 
 
 def zoo_model_config(objective, variant, seed=None):

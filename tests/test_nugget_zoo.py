@@ -71,6 +71,19 @@ def _training_jobs(args, tmp_path):
     return jobs, writers
 
 
+def test_objective_settings_overlay_the_analysis_blocks_in_order():
+    """One place merges a zoo model's settings (the rules and the paper-shape benchmark both read it): the
+    ``nugget`` block, then ``nugget_analysis.model``, then the objective's own overrides."""
+    config = {"nugget": {"encoder": "e", "decoder_output": "untied", "decoder_init": "encoder"},
+              "nugget_analysis": {"model": {"decoder_output": "tied"},
+                                  "model_by_objective": {"ae": {"decoder_init": "scratch"}}}}
+    assert zoo.objective_settings(config, "ae") == {"encoder": "e", "decoder_output": "tied",
+                                                    "decoder_init": "scratch", "objective": "ae"}
+    assert zoo.objective_settings(config, "mt")["decoder_init"] == "encoder"
+    config["nugget_analysis"]["model_by_objective"] = None  # an empty YAML block
+    assert zoo.objective_settings(config, "ae")["decoder_init"] == "encoder"
+
+
 def test_every_nugget_target_trains_each_configuration_once(mirror, tmp_path):
     """Smoke maps Table 4's l = 6 and 9 onto l = 3 (tiny-random-bert has 2 layers): those rows read the one
     model, as do Table 2's MT r = 0.1, Table 4's l = 3 and Fig. 4's MT r = 0.1."""

@@ -141,3 +141,18 @@ def test_shapes_come_from_the_paper_config():
     assert config["subencoder"]["model"]["backbones"][0]["encoder"] in bench.SUBENCODER_ARCHITECTURES
     assert config["distill"]["student"]["backbone"] in bench.STUDENT_ARCHITECTURES
     assert config["distill"]["train"]["grad_accumulation"] > 1  # the paper's accumulation is exercised
+
+
+def test_nugget_is_the_model_the_workflow_trains():
+    """The benchmark's NUGGET row takes the zoo's settings, as rules/common.smk does. It used to read the
+    ``nugget`` block alone, so it timed an untied 250k x 1024 output layer (1.13 B parameters) that the paper
+    scale does not train (``nugget_analysis.model.decoder_output: tied``: mBART's own lm_head)."""
+    bench = _load_benchmark()
+    config = bench.paper_config()
+    row, settings = bench.nugget_settings(config)
+    assert row["kind"] == "nugget" and settings["objective"] == row["objective"] and settings["ratio"] == row["ratio"]
+    assert settings["decoder_output"] == "tied" and settings["output_bias_init"] == "zero"
+    assert settings["bottleneck"] == "nuggets" and settings["seed"] == config["seed"]
+    from multivec.nugget.configuration import NuggetConfig
+
+    NuggetConfig.from_dict({**settings, "encoder": "tiny-random-mbart"})  # a valid model config

@@ -69,6 +69,15 @@ def parse_variant(variant: str) -> dict[str, Any]:
             "feedback": match["feedback"] == "fb"}
 
 
+def objective_settings(config: dict[str, Any], objective: str) -> dict[str, Any]:
+    """NuggetConfig fields every zoo model of ``objective`` shares, from the workflow's config: ``nugget`` +
+    ``nugget_analysis.model`` + ``nugget_analysis.model_by_objective[objective]``, objective included (later
+    blocks win). The workflow and ``benchmarks/paper_shape_step.py`` both read models' settings here."""
+    analysis = config["nugget_analysis"]
+    return {**config["nugget"], **analysis["model"], **(analysis.get("model_by_objective") or {}).get(objective, {}),
+            "objective": objective}
+
+
 def zoo_settings(objective_settings: dict[str, Any], variant: str, seed: int, tsdae_noise: float) -> dict[str, Any]:
     """NuggetConfig fields of one zoo model. ``objective_settings``: the zoo's fields for its objective
     (``nugget`` + ``nugget_analysis.model`` + ``.model_by_objective[objective]``, objective included)."""
