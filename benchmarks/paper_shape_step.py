@@ -13,8 +13,8 @@ Works and shapes (the numbers are read from config/config.yaml overlaid with con
 - ``nugget``: mBART-large-50 (d 1024, 12+12 layers, 16 heads, FFN 4096, vocabulary 250,054), the first
   NUGGET row of ``table2.rows`` (AE, r = 0.25), ``train.batch_size`` documents of ``nugget.max_source_tokens``
   tokens, the same document as target (AE), the bottom frozen up to ``nugget.scorer_layer``, with the settings
-  the workflow's model zoo trains it with (``multivec.nugget.zoo``: at paper scale mBART's tied output layer). Every step sees
-  new documents, so the frozen-bottom cache misses (the first epoch's cost).
+  the workflow's model zoo trains it with (``multivec.nugget.zoo.model_settings``: at paper scale mBART's tied
+  output layer). Every step sees new documents, so the frozen-bottom cache misses (the first epoch's cost).
 - ``subencoder``: the first ``subencoder.model.backbones`` entry (sentence-t5-base: a T5-base encoder, d 768,
   12 layers, 12 heads, FFN 3072, vocabulary 32,128), ``subencoder.train.batch_size`` sentences (whole pairs)
   of ``subencoder.model.max_tokens`` tokens each (the longest the paper's rows may be), 4 propositions each.
@@ -249,9 +249,7 @@ def nugget_settings(config: dict) -> tuple[dict, dict]:
     row = next(r for r in config["table2"]["rows"] if r["kind"] == "nugget")
     nugget = config["nugget"]
     variant = zoo.nugget_variant(row["ratio"], nugget["scorer_layer"], nugget["selector"], nugget["feedback"])
-    settings = zoo.zoo_settings(zoo.objective_settings(config, row["objective"]), variant, config["seed"],
-                                config["tsdae"]["noise_deletion"])
-    return row, settings
+    return row, zoo.model_settings(config, row["objective"], variant, config["seed"])
 
 
 def nugget_work(config: dict, tokenizer, workdir: Path, args, steps: int) -> WorkRun:

@@ -76,16 +76,9 @@ def base_dir(objective):
     return zoo_dir(objective, _zoo.BASE_VARIANT, BASE_SEED)
 
 
-def zoo_objective_settings(objective):
-    """NuggetConfig fields every zoo model of an objective shares: `nugget` + `nugget_analysis.model` +
-    `nugget_analysis.model_by_objective[objective]`."""
-    return _zoo.objective_settings(config, objective)
-
-
 def zoo_model_config(objective, variant, seed=None):
     """NuggetConfig fields of one zoo model (r_sb variants keep ratio "r_sb" until train_nugget.py reads it)."""
-    return _zoo.zoo_settings(zoo_objective_settings(objective), variant, training_seed(seed),
-                             config["tsdae"]["noise_deletion"])
+    return _zoo.model_settings(config, objective, variant, training_seed(seed))
 
 
 def zoo_train_config(variant, seed=None):

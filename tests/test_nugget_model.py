@@ -378,7 +378,7 @@ def test_tsdae_row_trains_unfrozen(bpe):
     functions = [node for node in ast.parse(source).body
                  if isinstance(node, ast.FunctionDef)
                  and node.name in ("training_seed", "nugget_model_config", "tsdae_model_config",
-                                   "zoo_model_config", "zoo_objective_settings")]
+                                   "zoo_model_config")]
     from multivec.nugget import zoo
 
     namespace = {"_zoo": zoo,

@@ -72,7 +72,7 @@ def parse_variant(variant: str) -> dict[str, Any]:
 def objective_settings(config: dict[str, Any], objective: str) -> dict[str, Any]:
     """NuggetConfig fields every zoo model of ``objective`` shares, from the workflow's config: ``nugget`` +
     ``nugget_analysis.model`` + ``nugget_analysis.model_by_objective[objective]``, objective included (later
-    blocks win). The workflow and ``benchmarks/paper_shape_step.py`` both read models' settings here."""
+    blocks win)."""
     analysis = config["nugget_analysis"]
     return {**config["nugget"], **analysis["model"], **(analysis.get("model_by_objective") or {}).get(objective, {}),
             "objective": objective}
@@ -94,6 +94,12 @@ def zoo_settings(objective_settings: dict[str, Any], variant: str, seed: int, ts
         if parsed["selector"] != "learned":
             settings["residual"] = False  # a rule selector gives no scores (§7.1)
     return settings
+
+
+def model_settings(config: dict[str, Any], objective: str, variant: str, seed: int) -> dict[str, Any]:
+    """NuggetConfig fields of one zoo model from the workflow's config: ``objective_settings`` + the variant
+    (``zoo_settings``). The rules and ``benchmarks/paper_shape_step.py`` build every model's settings here."""
+    return zoo_settings(objective_settings(config, objective), variant, seed, config["tsdae"]["noise_deletion"])
 
 
 def model_folder(objective: str, variant: str, seed: int | str) -> str:
