@@ -22,7 +22,7 @@ rule distill_student_train:
     params:
         student=lambda wc: distill_student_config(wc.seed, wc.run),
         loss=lambda wc: distill_runs()[wc.run],
-        train=lambda wc: distill_train_config(wc.seed),
+        train=lambda wc: rule_settings(distill_train_config(wc.seed)),
     log:
         "logs/distill/train_{run}_seed{seed}.log",
     benchmark:
@@ -32,6 +32,8 @@ rule distill_student_train:
         seed="\\d+",
     threads: rule_resources("train")["threads"]
     resources:
+        # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
+        max_minutes=lambda wc: safety_net_resource(distill_train_config(wc.seed)),
         mem_mb=rule_resources("train")["mem_mb"],
         runtime=rule_resources("train")["runtime"],
         gpu=rule_resources("train").get("gpu", 0),

@@ -14,7 +14,7 @@ rule train_nugget:
         **zoo_files("{objective}", "{variant}", "{seed}"),
     params:
         model=lambda wc: zoo_model_config(wc.objective, wc.variant, wc.seed),
-        train=lambda wc: zoo_train_config(wc.variant, wc.seed),
+        train=lambda wc: rule_settings(zoo_train_config(wc.variant, wc.seed)),
     log:
         "logs/train/nugget/{objective}/{variant}/seed{seed}.log",
     benchmark:
@@ -25,6 +25,8 @@ rule train_nugget:
         seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
+        # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
+        max_minutes=lambda wc: safety_net_resource(zoo_train_config(wc.variant, wc.seed)),
         mem_mb=rule_resources("train")["mem_mb"],
         runtime=rule_resources("train")["runtime"],
         gpu=rule_resources("train").get("gpu", 0),

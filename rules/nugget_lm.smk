@@ -37,7 +37,7 @@ rule train_nugget_lm:
         metrics="models/nugget_lm/{row}/seed{seed}/metrics.csv",
     params:
         lm=lambda wc: lm_settings(wc.row),
-        train=lambda wc: {**train_config(wc.seed), **NUGGET_LM["train"]},
+        train=lambda wc: rule_settings({**train_config(wc.seed), **NUGGET_LM["train"]}),
         max_dev_segments=NUGGET_LM["max_dev_segments"],
         max_train_segments=NUGGET_LM["max_train_segments"],
     log:
@@ -49,6 +49,8 @@ rule train_nugget_lm:
         seed=SEED_PATTERN,
     threads: rule_resources("train")["threads"]
     resources:
+        # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
+        max_minutes=lambda wc: safety_net_resource({**train_config(wc.seed), **NUGGET_LM["train"]}),
         mem_mb=rule_resources("train")["mem_mb"],
         runtime=rule_resources("train")["runtime"],
         gpu=rule_resources("train").get("gpu", 0),

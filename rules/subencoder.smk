@@ -14,7 +14,7 @@ rule subencoder_model_train:
         metrics="models/subencoder/{backbone}_{dim}/seed{seed}/metrics.csv",
     params:
         model=lambda wc: subencoder_model_config(wc.backbone, wc.dim),
-        train=lambda wc: subencoder_train_config(wc.backbone, wc.seed),
+        train=lambda wc: rule_settings(subencoder_train_config(wc.backbone, wc.seed)),
         temperature=SUBENCODER["train"]["temperature"],
     log:
         "logs/subencoder/train_{backbone}_{dim}_seed{seed}.log",
@@ -26,6 +26,8 @@ rule subencoder_model_train:
         seed="[0-9]+",
     threads: rule_resources("train")["threads"]
     resources:
+        # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
+        max_minutes=lambda wc: safety_net_resource(subencoder_train_config(wc.backbone, wc.seed)),
         mem_mb=rule_resources("train")["mem_mb"],
         runtime=rule_resources("train")["runtime"],
         gpu=rule_resources("train").get("gpu", 0),

@@ -156,6 +156,11 @@ def test_smoke_end_to_end(tmp_path, mirror, copy_workflow):
     again = snakemake("-n", *args, cwd=work)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout
+    # Nor does raising the training safety net, as its error advises: it is a resource, not a param, so it
+    # resumes a stopped model and leaves finished ones alone (multivec.training.safety_net).
+    (work / "raised_net.yaml").write_text("train:\n  max_minutes: 999\n", encoding="utf-8")
+    raised = snakemake("-n", "--configfile", "config/smoke.yaml", "raised_net.yaml", *args[2:], cwd=work)
+    assert raised.returncode == 0 and "Nothing to be done" in raised.stdout + raised.stderr, raised.stdout[-3000:]
 
 
 @pytest.mark.e2e
@@ -244,6 +249,40 @@ def test_scripts_read_settings_from_params_not_the_config():
     assert len(scripts) > 50 and not offenders, f"pass these settings as params instead: {offenders}"
 
 
+def test_training_rules_carry_the_safety_net_as_a_resource():
+    """``max_minutes`` in a training rule's params made raising it (as TrainingTimeLimitError advises) retrain
+    every finished model through the params trigger, not resume the stopped one; it is a resource instead."""
+    scripts = REPO / "workflow" / "scripts"
+    engine_scripts = sorted(path.name for path in scripts.glob("*.py") if "TrainConfig." in path.read_text("utf-8"))
+    by_rule = {name: block for name, block in _rule_blocks().items()
+               if any(f"scripts/{script}" in block for script in engine_scripts)}
+    assert {"train_nugget", "train_nugget_lm", "subencoder_model_train", "distill_student_train"} <= set(by_rule)
+    for script in engine_scripts:
+        text = (scripts / script).read_text("utf-8")
+        if "params.train" in text:  # a rule whose settings carry the net (the segmenter's do not)
+            assert "TrainConfig.from_rule(" in text and "TrainConfig.from_dict(" not in text, script
+    for name, block in by_rule.items():
+        if "params.train" not in (scripts / re.search(r"scripts/(\w+\.py)", block).group(1)).read_text("utf-8"):
+            continue
+        params = re.search(r"^    params:\n(.*?)^    \w+:", block, flags=re.M | re.S).group(1)
+        resources = re.search(r"^    resources:\n(.*?)^    \w+:", block, flags=re.M | re.S).group(1)
+        assert "train=lambda wc: rule_settings(" in params, name
+        assert "max_minutes=lambda wc: safety_net_resource(" in resources, name
+
+
+def test_the_safety_net_joins_the_settings_only_as_a_resource():
+    from multivec.training.engine import TrainConfig
+    from multivec.training.safety_net import rule_settings, safety_net_resource
+
+    settings = {"max_steps": 3, "max_minutes": 120}
+    assert rule_settings(settings) == {"max_steps": 3} and safety_net_resource(settings) == 120
+    assert safety_net_resource({"max_minutes": None}) == 0  # a resource cannot be null: 0 is no limit
+    assert TrainConfig.from_rule({"max_steps": 3}, 120).max_minutes == 120
+    assert TrainConfig.from_rule({"max_steps": 3}, 0).max_minutes is None
+    with pytest.raises(ValueError, match="max_minutes is in the rule's params"):
+        TrainConfig.from_rule(settings, 120)
+
+
 def test_training_rules_declare_files_not_directories():
     """Snakemake deletes a ``directory()`` output before it reruns a killed job, checkpoint/ included, so a
     training rule with one restarts from step 0 instead of resuming (issue 22: the seq2seq segmenter did)."""
@@ -292,7 +331,7 @@ def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library(
     assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
 
 
-@pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation"])
+@pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation", "multivec.training"])
 def test_lazily_exported_names_resolve(package):
     """The packages load their names on first use (multivec.lazy_exports): every exported name must still resolve
     to its submodule's object, and an unknown one must raise AttributeError."""

@@ -13,8 +13,9 @@ from multivec.distill.training import LossConfig, train  # noqa: E402
 from multivec.training import TrainConfig  # noqa: E402
 
 params = snakemake.params  # noqa: F821
+train_config = TrainConfig.from_rule(params.train, snakemake.resources.max_minutes)  # noqa: F821
 summary = train(StudentConfig.from_dict(params.student), LossConfig.from_dict(params.loss),
-                TrainConfig.from_dict(params.train), snakemake.input.documents,  # noqa: F821
+                train_config, snakemake.input.documents,  # noqa: F821
                 snakemake.input.structural, snakemake.input.contextual,  # noqa: F821
                 Path(snakemake.output.weights).parent)  # noqa: F821
 logging.getLogger("distill").info("done: %s", summary)

@@ -1,17 +1,28 @@
-"""The training engine shared by every trained model (NUGGET/TSDAE now; the sub-sentence encoder and the
-distilled document student next).
+"""The training engine shared by every trained model (NUGGET/TSDAE, the sub-sentence encoder and the
+distilled document student).
 
 Modules:
 - ``engine``: ``TrainConfig``, the ``TrainingTask`` plug-in interface and ``Trainer``/``train_task`` (the loop:
   schedules, accumulation, clipping, mixed precision, DDP, best-by-dev, resumption, time safety net);
+- ``safety_net``: how a Snakemake rule carries the time safety net (a resource, so raising it resumes);
 - ``checkpoint``: atomic checkpoints, safe (``weights_only``) loading, RNG states, the same-run check;
 - ``distributed``: device/precision/torchrun set-up (``Runtime``) and ``all_gather_with_grad``;
 - ``metrics``: ``metrics.csv``.
+
+Names load on first use (PEP 562): the workflow imports ``safety_net`` while it parses, and torch would
+otherwise cost every Snakemake start.
 """
 
-from multivec.training.distributed import Runtime, all_gather_with_grad, setup_runtime
-from multivec.training.engine import (TrainConfig, Trainer, TrainingTask, TrainingTimeLimitError, seeded_generator,
-                                      train_task)
+from __future__ import annotations
 
-__all__ = ["Runtime", "TrainConfig", "Trainer", "TrainingTask", "TrainingTimeLimitError", "all_gather_with_grad",
-           "seeded_generator", "setup_runtime", "train_task"]
+from multivec.lazy_exports import lazy_exports
+
+_WHERE = {
+    "Runtime": "distributed", "all_gather_with_grad": "distributed", "setup_runtime": "distributed",
+    "TrainConfig": "engine", "Trainer": "engine", "TrainingTask": "engine", "TrainingTimeLimitError": "engine",
+    "seeded_generator": "engine", "train_task": "engine",
+}
+
+__all__ = sorted(_WHERE)
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -42,6 +42,7 @@ from multivec.nugget.configuration import _from_dict
 from multivec.training import checkpoint as ckpt
 from multivec.training.distributed import PRECISIONS, Runtime, setup_runtime
 from multivec.training.metrics import METRICS_FILE, metric_columns, write_metrics
+from multivec.training.safety_net import join_safety_net
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,12 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
         return _from_dict(cls, data, "TrainConfig")
+
+    @classmethod
+    def from_rule(cls, settings: dict[str, Any], safety_net_minutes: int | float) -> "TrainConfig":
+        """A training rule's settings: its params' ``train`` and its ``max_minutes`` resource (0: no limit);
+        see ``multivec.training.safety_net`` for why the net is a resource."""
+        return cls.from_dict(join_safety_net(settings, safety_net_minutes))
 
 
 class TrainingTimeLimitError(RuntimeError):
