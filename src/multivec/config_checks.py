@@ -81,6 +81,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from multivec.io import yaml_safe_loader
 from multivec.resources import (MINILM_NAMES, ResourceError, is_tiny_random, minilm_path, mirrored_model,
                                 tiny_random_sizes)
 
@@ -97,11 +98,13 @@ class ConfigError(ValueError):
 
 # -- reading config files ---------------------------------------------------------------------------------
 
+
 def _strict_loader():
-    """A ``yaml.SafeLoader`` whose mappings refuse a key given twice (YAML would keep the last one)."""
+    """A ``yaml.SafeLoader`` whose mappings refuse a key given twice (YAML would keep the last one); libyaml's
+    parser where PyYAML has it (``multivec.io.yaml_safe_loader``)."""
     import yaml
 
-    class StrictLoader(yaml.SafeLoader):
+    class StrictLoader(yaml_safe_loader()):
         def construct_mapping(self, node, deep=False):
             if isinstance(node, yaml.MappingNode):
                 first_line: dict = {}

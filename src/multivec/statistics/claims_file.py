@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
+from multivec.io import yaml_safe_loader
+
 KINDS = ("greater", "not_worse", "within", "monotone", "saturates", "ordering", "peak", "all_of")
 REQUIRED_KEYS = ("id", "work", "claim", "source", "rule")
 
@@ -39,7 +41,7 @@ class Reference:
 def load_claims(path: str | os.PathLike) -> list[dict[str, Any]]:
     """The claims of ``path``, checked for form (unique ids, known kinds, required keys)."""
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        document = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=yaml_safe_loader())
     except yaml.YAMLError as err:
         raise ClaimError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(document, dict) or "claims" not in document:
