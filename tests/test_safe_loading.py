@@ -393,8 +393,10 @@ UNSAFE_CALLS = (
     (r"\b(?:Doc2Vec|Word2Vec|FastText|KeyedVectors|SaveLoad)\.load\(", None),
     (r"\btorch\.load\(", ("weights_only=True",)),
     (r"\b(?:np|numpy)\.load\(", ("allow_pickle=False",)),
-    # config_checks._strict_loader() is a yaml.SafeLoader (test_the_config_yaml_loader_is_a_safe_loader)
-    (r"\byaml\.(?:load|unsafe_load|full_load)\(", ("Loader=yaml.SafeLoader", "Loader=_strict_loader()")),
+    # multivec.io.yaml_safe_loader() and config_checks._strict_loader() construct only plain YAML types
+    # (test_the_config_yaml_loaders_are_safe_loaders)
+    (r"\byaml\.(?:load|unsafe_load|full_load)\(", ("Loader=yaml.SafeLoader", "Loader=_strict_loader()",
+                                                    "Loader=yaml_safe_loader()")),
 )
 
 
@@ -427,12 +429,18 @@ def test_no_unsafe_loading_call_in_the_code():
     assert not found, "calls that can unpickle a file:\n" + "\n".join(found)
 
 
-def test_the_config_yaml_loader_is_a_safe_loader():
+def test_the_config_yaml_loaders_are_safe_loaders():
+    """libyaml's CSafeLoader is not a subclass of yaml.SafeLoader, but has its constructor: only plain types."""
     import yaml
 
     from multivec.config_checks import _strict_loader
+    from multivec.io import yaml_safe_loader
 
-    assert issubclass(_strict_loader(), yaml.SafeLoader)
+    for loader in (yaml_safe_loader(), _strict_loader()):
+        assert issubclass(loader, yaml.constructor.SafeConstructor), loader
+        assert not issubclass(loader, yaml.constructor.FullConstructor), loader  # Full and Unsafe build objects
+        with pytest.raises(yaml.constructor.ConstructorError, match="could not determine a constructor"):
+            yaml.load("!!python/object/apply:os.getcwd []", Loader=loader)
 
 
 def test_pv_round_trip_refuses_a_model_from_another_gensim(built, tmp_path):
