@@ -116,7 +116,7 @@ def _no_leaked_multivec_environment():
 
 # The smoke-scale DAG, built once per session and shared by the end-to-end tests that only read it: Table 2 from
 # nothing first (the README's main job, at smoke scale), then `all` on top. Each test used to build its own copy,
-# and the copies rebuilt the same models: 1,610 s of a 4,530 s suite on a slower 2-core host, now about 1,020 s.
+# and the copies rebuilt the same models: 1,607 s of a 4,528 s suite on a slower 2-core host, now 1,115 s.
 # Tests that change what is built (--forcerun, edited configs) keep their own copy.
 SMOKE = ("--configfile", "config/smoke.yaml", "--cores", "2")
 

@@ -349,3 +349,15 @@ def test_eval_at_start_adds_a_step_zero_row_once_and_resumes_exactly(tmp_path):
     assert (whole / "model.safetensors").read_bytes() == (split / "model.safetensors").read_bytes()
     fit(tmp_path / "plain")  # off by default: no step-0 row
     assert [r["step"] for r in metrics(tmp_path / "plain")] == ["4", "8", "12", "16", "20"]
+
+
+def test_the_safety_net_joins_the_settings_only_as_a_resource():
+    from multivec.training.safety_net import rule_settings, safety_net_resource
+
+    settings = {"max_steps": 3, "max_minutes": 120}
+    assert rule_settings(settings) == {"max_steps": 3} and safety_net_resource(settings) == 120
+    assert safety_net_resource({"max_minutes": None}) == 0  # a resource cannot be null: 0 is no limit
+    assert TrainConfig.from_rule({"max_steps": 3}, 120).max_minutes == 120
+    assert TrainConfig.from_rule({"max_steps": 3}, 0).max_minutes is None
+    with pytest.raises(ValueError, match="max_minutes is in the rule's params"):
+        TrainConfig.from_rule(settings, 120)

@@ -270,19 +270,6 @@ def test_training_rules_carry_the_safety_net_as_a_resource():
         assert "max_minutes=lambda wc: safety_net_resource(" in resources, name
 
 
-def test_the_safety_net_joins_the_settings_only_as_a_resource():
-    from multivec.training.engine import TrainConfig
-    from multivec.training.safety_net import rule_settings, safety_net_resource
-
-    settings = {"max_steps": 3, "max_minutes": 120}
-    assert rule_settings(settings) == {"max_steps": 3} and safety_net_resource(settings) == 120
-    assert safety_net_resource({"max_minutes": None}) == 0  # a resource cannot be null: 0 is no limit
-    assert TrainConfig.from_rule({"max_steps": 3}, 120).max_minutes == 120
-    assert TrainConfig.from_rule({"max_steps": 3}, 0).max_minutes is None
-    with pytest.raises(ValueError, match="max_minutes is in the rule's params"):
-        TrainConfig.from_rule(settings, 120)
-
-
 def test_training_rules_declare_files_not_directories():
     """Snakemake deletes a ``directory()`` output before it reruns a killed job, checkpoint/ included, so a
     training rule with one restarts from step 0 instead of resuming (issue 22: the seq2seq segmenter did)."""

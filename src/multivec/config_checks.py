@@ -98,7 +98,6 @@ class ConfigError(ValueError):
 
 # -- reading config files ---------------------------------------------------------------------------------
 
-
 def _strict_loader():
     """A ``yaml.SafeLoader`` whose mappings refuse a key given twice (YAML would keep the last one); libyaml's
     parser where PyYAML has it (``multivec.io.yaml_safe_loader``)."""
