@@ -7,10 +7,9 @@ import pytest
 import torch
 
 from multivec.data.wikitext import Article, Section
-from multivec.nugget.analysis.probability_gain import (DocumentGains, by_nugget_table,
-                                                       by_relative_position_table, document_gains,
-                                                       exposure_gains, exposures, gain_by_nugget,
-                                                       gain_by_relative_position, load_gains,
+from multivec.nugget.analysis.gain_tables import (by_nugget_table, by_relative_position_table, gain_by_nugget,
+                                                  gain_by_relative_position, load_gains)
+from multivec.nugget.analysis.probability_gain import (DocumentGains, document_gains, exposure_gains, exposures,
                                                        map_source_to_target, order_by_token_index,
                                                        prepare_document, save_gains, stack_gains, word_windows)
 from multivec.nugget.configuration import NuggetConfig

@@ -140,6 +140,12 @@ def test_gain_bins_per_document_and_units(tmp_path):
               metadata={"length": str(length), "doc_ids": json.dumps(["w0", "w1", "w2"])})
     measurements, dropped = gain_measurements(path, "len30", 13)
     assert dropped == 1 and all(m.units == ["w0", "w1"] for m in measurements)
+    # The local rule that calls it reads the gains without the model's libraries (tests/test_workflow.py).
+    code = ("import sys\nfrom multivec.nugget.analysis.gain_bins import gain_measurements\n"
+            f"gain_measurements({str(path)!r}, 'len30', 13)\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert loaded.returncode == 0 and loaded.stdout.strip() == "[]", (loaded.stdout, loaded.stderr)
 
 
 def test_segment_units_reproduce_word_perplexity_and_drops(tmp_path):

@@ -252,7 +252,7 @@ def _load_frozen_bottom(path):
 
 
 def _load_gains(path):
-    from multivec.nugget.analysis.probability_gain import load_gains
+    from multivec.nugget.analysis.gain_tables import load_gains
 
     return load_gains(path)
 

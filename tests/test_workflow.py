@@ -318,7 +318,7 @@ def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library(
     assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
 
 
-@pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation", "multivec.training"])
+@pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation", "multivec.training", "multivec.metrics"])
 def test_lazily_exported_names_resolve(package):
     """The packages load their names on first use (multivec.lazy_exports): every exported name must still resolve
     to its submodule's object, and an unknown one must raise AttributeError."""
@@ -358,3 +358,47 @@ def test_local_rules_exist_and_are_light():
     assert not heavy, sorted(heavy)
     # The check itself sees a heavy rule.
     assert re.search(r'rule_resources\("(encode|train)"\)', blocks["train_nugget"])
+
+
+# A local rule runs on the submitting host beside the cluster jobs' own Snakemake processes; at the rehearsal's
+# sizes its imports were most of its time: the Figs. 7, 8, 11 rules read gains through the module that computes
+# them with the model (torch and transformers, 7-10 s a job), and Tables 2 and 4 read metric files through the
+# scoring module (torch). Measured at rehearsal scale, the 47 local jobs: 5.0 -> 2.5 s (Table 4), 10 -> 3.5 s
+# (each figure), 7.5 -> 1.8 s (the gain units).
+HEAVY_IN_LOCAL_RULES = ("torch", "transformers", "sentence_transformers", "gensim", "sklearn")
+
+
+def test_local_rule_scripts_import_no_model_library():
+    """What every local rule's script imports at its top loads no model library (what they call is checked in
+    the tests of those functions, e.g. gain_measurements in tests/test_nugget_statistics.py)."""
+    import ast
+
+    from slurm_accounting import declared_localrules
+
+    blocks = _rule_blocks()
+    modules = set()
+    scripts = 0
+    for name in sorted(declared_localrules(REPO)):
+        script = re.search(r'^\s+script:\s*\n\s+"([^"]+)"', blocks[name], flags=re.M)
+        if not script:
+            continue
+        scripts += 1
+        tree = ast.parse((REPO / "rules" / script.group(1)).resolve().read_text(encoding="utf-8"))
+        for node in tree.body:  # top level only: a script's function-level imports run when it calls them
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("multivec"):
+                modules.add(node.module)
+            elif isinstance(node, ast.Import):
+                modules.update(a.name for a in node.names if a.name.startswith("multivec"))
+    assert scripts >= 20 and "multivec.nugget.analysis.gain_tables" in modules, (scripts, sorted(modules))
+    code = ("import importlib, json, sys\n"
+            f"for name in {sorted(modules)!r}:\n"
+            "    before = set(sys.modules)\n"
+            "    importlib.import_module(name)\n"
+            f"    heavy = sorted(h for h in {HEAVY_IN_LOCAL_RULES!r} if h in set(sys.modules) - before)\n"
+            "    if heavy:\n"
+            "        print(json.dumps([name, heavy]))\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    offenders = [json.loads(line) for line in result.stdout.splitlines()]
+    assert not offenders, f"local rules' scripts import modules that load a model library: {offenders}"

@@ -1,7 +1,7 @@
 """Figs. 7, 8 and 11 of NUGGET (§5.3, App. C) from the raw probability gains, each point with its CI over
 documents."""
-from multivec.nugget.analysis.probability_gain import (by_nugget_table, by_relative_position_table, load_gains,
-                                                       plot_by_nugget, plot_by_relative_position)
+from multivec.nugget.analysis.gain_tables import (by_nugget_table, by_relative_position_table, load_gains,
+                                                  plot_by_nugget, plot_by_relative_position)
 from multivec.statistics.resampling import BootstrapSettings
 from multivec.workflow import rule_logging
 

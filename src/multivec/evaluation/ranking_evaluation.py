@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
 from multivec.encodings import Encodings
 from multivec.io import write_jsonl
-from multivec.metrics.maxsim import cosine, maxsim_mean, normalize, pad_vector_sets
 from multivec.metrics.ranking import mrr_at, ranks_of_answers
 from multivec.retrieval.bm25 import BM25Index
 from multivec.tasks.ranking_task import RankingTask
@@ -69,6 +67,11 @@ def _candidate_matrix(task: RankingTask) -> np.ndarray:
 def evaluate_with_encodings(task: RankingTask, encodings: Encodings, similarity: str = "maxsim_mean",
                             batch_size: int = 16, show_progress: bool = True) -> RankingResult:
     """Score each query's candidates with its encodings; MRR×100 and per-query rankings."""
+    # Here, not at the top: the tables import this module for its readers and must not load torch.
+    import torch
+
+    from multivec.metrics.maxsim import cosine, maxsim_mean, normalize, pad_vector_sets
+
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {SIMILARITIES}, not {similarity!r}")
     by_id = encodings.by_id()

@@ -47,7 +47,7 @@ def gain_measurements(path, row: str, seed: int | None) -> tuple[list, int]:
 
     from safetensors import safe_open
 
-    from multivec.nugget.analysis.probability_gain import load_gains
+    from multivec.nugget.analysis.gain_tables import load_gains
     from multivec.statistics import Measurement
 
     gains, positions, _ = load_gains(path)
