@@ -304,18 +304,24 @@ def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library(
     modules = sorted({m for path in sources for m in re.findall(r"^\s*(?:from|import)\s+(multivec[\w.]*)",
                                                                    path.read_text(encoding="utf-8"), flags=re.M)})
     assert "multivec.statistics.claims_file" in modules and "multivec.evaluation.encoding_folders" in modules
+    offenders = _modules_that_load(modules, HEAVY_AT_PARSE)
+    assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
+
+
+def _modules_that_load(modules, libraries) -> list:
+    """``[module, [libraries it loads]]`` for each of ``modules`` imported in turn in a fresh interpreter (a
+    library already loaded by an earlier module is charged to that one)."""
     code = ("import importlib, json, sys\n"
-            f"for name in {modules!r}:\n"
+            f"for name in {sorted(modules)!r}:\n"
             "    before = set(sys.modules)\n"
             "    importlib.import_module(name)\n"
-            f"    heavy = sorted(h for h in {HEAVY_AT_PARSE!r} if h in set(sys.modules) - before)\n"
+            f"    heavy = sorted(h for h in {tuple(libraries)!r} if h in set(sys.modules) - before)\n"
             "    if heavy:\n"
             "        print(json.dumps([name, heavy]))\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"),
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    offenders = [json.loads(line) for line in result.stdout.splitlines()]
-    assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
+    return [json.loads(line) for line in result.stdout.splitlines()]
 
 
 @pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation", "multivec.training", "multivec.metrics"])
@@ -390,15 +396,5 @@ def test_local_rule_scripts_import_no_model_library():
             elif isinstance(node, ast.Import):
                 modules.update(a.name for a in node.names if a.name.startswith("multivec"))
     assert scripts >= 20 and "multivec.nugget.analysis.gain_tables" in modules, (scripts, sorted(modules))
-    code = ("import importlib, json, sys\n"
-            f"for name in {sorted(modules)!r}:\n"
-            "    before = set(sys.modules)\n"
-            "    importlib.import_module(name)\n"
-            f"    heavy = sorted(h for h in {HEAVY_IN_LOCAL_RULES!r} if h in set(sys.modules) - before)\n"
-            "    if heavy:\n"
-            "        print(json.dumps([name, heavy]))\n")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    offenders = [json.loads(line) for line in result.stdout.splitlines()]
+    offenders = _modules_that_load(modules, HEAVY_IN_LOCAL_RULES)
     assert not offenders, f"local rules' scripts import modules that load a model library: {offenders}"
