@@ -30,7 +30,7 @@ def _row_problem(row) -> str | None:
 def inspect_rankings(path: Path, report: Report) -> None:
     import numpy as np
 
-    from multivec.metrics.ranking import ranks_of_answers  # imports torch: only when a rankings file is shown
+    from multivec.metrics.ranking import ranks_of_answers  # numpy, loaded only when a rankings file is shown
 
     rows = load_rows_checked(path, {"candidates": list, "scores": list, "answer": int}, "rankings row", _row_problem)
     ranks = []
