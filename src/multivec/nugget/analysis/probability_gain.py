@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from multivec.data.wikitext import Article
+from multivec.nugget.analysis.gain_tables import GAIN_TENSORS
 from multivec.nugget.modeling import IGNORE_INDEX, Nuggets
 
 
@@ -216,5 +217,6 @@ def save_gains(path, documents: Sequence[DocumentGains], prepared: Sequence[Prep
     for row, doc in enumerate(documents):
         source_indices[row, : len(doc.source_indices)] = doc.source_indices
     target_ids = np.array([p.target_ids for p in prepared], dtype=np.int64).reshape(len(prepared), length)
-    save_file({"gains": gains, "positions": positions, "source_indices": source_indices, "target_ids": target_ids},
-              str(path), metadata={"length": str(length), "doc_ids": json.dumps(list(doc_ids))})
+    # GAIN_TENSORS (gain_tables) names the file's tensors for both sides: this writer and load_gains
+    tensors = dict(zip(GAIN_TENSORS, (gains, positions, source_indices, target_ids), strict=True))
+    save_file(tensors, str(path), metadata={"length": str(length), "doc_ids": json.dumps(list(doc_ids))})
