@@ -145,3 +145,18 @@ def smoke_all(smoke_table2):
     result = _run_snakemake(work, *SMOKE, "all", timeout=5400)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
     return work
+
+
+@pytest.fixture(scope="session")
+def copy_of_smoke_all(smoke_all):
+    """A function that copies the built smoke DAG (``smoke_all``) into a new folder ``dest`` and returns ``dest``:
+    for tests that rerun or extend part of it (--forcerun, more targets) without rebuilding the rest. File times
+    and Snakemake's records are copied too, so nothing in the copy is out of date."""
+    import shutil
+
+    def copy(dest: Path) -> Path:
+        shutil.copytree(smoke_all, dest, symlinks=True)
+        shutil.rmtree(dest / ".snakemake" / "locks", ignore_errors=True)
+        return dest
+
+    return copy

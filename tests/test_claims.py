@@ -201,3 +201,36 @@ def test_the_projects_claims_file_is_well_formed():
 
     claims = load_claims(Path(__file__).parents[1] / "config" / "claims.yaml")
     assert {c["work"] for c in claims} <= {"nugget", "subencoder", "distill"}
+
+
+@pytest.mark.e2e
+def test_smoke_claims_of_a_work_at_two_seeds(tmp_path, mirror, copy_of_smoke_all):
+    """The multi-seed claims path end to end. The smoke DAG builds its claims from one seed; on a copy of it, with
+    two claim seeds (tests/fixtures/smoke_two_claim_seeds.yaml), the distillation's claims train each claimed
+    student at seed 14 too, and every built claim is computed over both seeds."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    repo = Path(__file__).resolve().parents[1]
+    work = copy_of_smoke_all(tmp_path / "wf")
+    one_seed = pd.read_csv(work / "results/claims/distill.csv")
+    assert (one_seed["n_seeds"] == 1).all() and one_seed["note"].str.contains("one training seed").all()
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    result = subprocess.run([snakemake, "--configfile", "config/smoke.yaml",
+                             str(repo / "tests/fixtures/smoke_two_claim_seeds.yaml"), "--cores", "2",
+                             "results/claims/distill.csv", "--forcerun", "claims_of_work"],
+                            cwd=work, env=dict(os.environ, HF_HUB_OFFLINE="1"), capture_output=True, text=True,
+                            timeout=1800)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    students = {seed: {p.parent.parent.name for p in (work / "models/distill").glob(f"*/seed{seed}/model.safetensors")}
+                for seed in (13, 14)}
+    assert students[14] and students[14] <= students[13], students
+    two_seeds = pd.read_csv(work / "results/claims/distill.csv")
+    assert list(two_seeds["id"]) == list(one_seed["id"]) == [f"D{k}" for k in range(1, 6)]
+    assert (two_seeds["n_seeds"] == 2).all(), two_seeds[["id", "n_seeds", "note"]]
+    assert set(two_seeds["verdict"]) <= {"holds", "contradicted", "inconclusive"}
+    assert two_seeds["difference_lo"].notna().any()

@@ -182,20 +182,22 @@ def test_comparisons_and_claims_name_existing_rows_at_every_scale(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def smoke_tables(tmp_path_factory, copy_workflow, mirror):
-    """The smoke DAG of Tables 1, 5, 7 (tables seeds) and Table 5's claim-seed units, in a workflow copy."""
-    work = copy_workflow(tmp_path_factory.mktemp("subencoder_stats") / "wf")
+def smoke_tables(tmp_path_factory, copy_of_smoke_all, mirror):
+    """The smoke DAG of Tables 1, 5, 7 (tables seeds) and Table 5's claim-seed units, in a copy of the built smoke
+    DAG (conftest.smoke_all: the tables are built there; the claim seeds' units are built here)."""
+    work = copy_of_smoke_all(tmp_path_factory.mktemp("subencoder_stats") / "wf")
     env = {**os.environ, "MULTIVEC_DATA_MIRROR": str(mirror), "HF_HUB_OFFLINE": "1"}
     targets = ["results/subencoder_table1.csv", "results/subencoder_table7.csv",
                "data/statistics/units/subencoder_table5.claims.parquet"]
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml", "--cores", "2",
-                             *targets], cwd=work, env=env, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml",
+                             str(REPO / "tests/fixtures/smoke_two_claim_seeds.yaml"), "--cores", "2", *targets],
+                            cwd=work, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-5000:]
     return work
 
 
 def test_smoke_models_carry_their_seed_in_path_and_training_config(smoke_tables):
-    for seed in (13, 14):  # statistics.seeds.claims at smoke scale
+    for seed in (13, 14):  # the claim seeds of tests/fixtures/smoke_two_claim_seeds.yaml
         model = smoke_tables / f"models/subencoder/tiny_d8/seed{seed}"
         assert (model / "model.safetensors").exists()
         assert json.loads((model / "config.json").read_text())["train"]["seed"] == seed
