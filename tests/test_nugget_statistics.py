@@ -210,8 +210,9 @@ def test_config_declares_the_nugget_comparisons_and_claims_name_registered_rows(
 
 
 def test_claim_units_train_every_claim_seed_into_its_own_folder(mirror, tmp_path):
-    """The claim seeds' unit files (smoke with two claim seeds: 13, 14) train each claimed Table 2 / ablation / long / LM model
-    once per seed, into its own folder, and leave out the rows no claim names."""
+    """The claim seeds' unit files (smoke with two claim seeds, 13 and 14: tests/fixtures/smoke_two_claim_seeds.yaml)
+    train each claimed Table 2 / ablation / long / LM model once per seed, into its own folder, and leave out the
+    rows no claim names."""
     snakemake = str(Path(sys.executable).parent / "snakemake")
     targets = [f"data/statistics/units/{t}.claims.parquet" for t in ("table2", "nugget_table4", "nugget_fig4",
                                                                       "nugget_fig5", "nugget_fig7_8", "nugget_table3")]
