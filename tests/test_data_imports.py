@@ -121,3 +121,30 @@ def test_no_data_module_is_in_a_cycle_of_its_own_package():
     for cycle in cycles(import_graph(modules())):
         inside = [m for m in cycle if m.startswith("multivec.data.")]
         assert len(inside) < 2, f"multivec.data modules import each other in a circle: {sorted(cycle)}"
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+# The shared training engine and the other works' models and trainers: none may reach NUGGET's modules. They
+# used to, for three generic helpers (``_from_dict``, ``epoch_batches``, ``pad_sequences``), and so every
+# sub-encoder, distillation and base-encoder job loaded NUGGET's model and transformers' mBART code.
+INDEPENDENT_OF_NUGGET = ("multivec.training", "multivec.training.engine", "multivec.training.batching",
+                         "multivec.dataclass_config", "multivec.baselines.base_encoder",
+                         "multivec.subencoder.model", "multivec.subencoder.training",
+                         "multivec.distill.student", "multivec.distill.training")
+
+
+@pytest.mark.parametrize("module", INDEPENDENT_OF_NUGGET)
+def test_shared_layers_and_other_works_do_not_import_nugget(module):
+    graph = import_graph(modules())
+    assert module in graph, f"{module} is not a module of src/multivec any more: update INDEPENDENT_OF_NUGGET"
+    nugget = sorted(m for m in reachable(graph, module) if m == "multivec.nugget" or m.startswith("multivec.nugget."))
+    assert not nugget, f"{module} reaches NUGGET's modules {nugget}"

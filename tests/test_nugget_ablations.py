@@ -16,7 +16,8 @@ from multivec.evaluation.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assemble_t
                                         token_pooling_record, write_table4)
 from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
                                            ablation_config, ablation_settings, resolve_sentence_ratio)
-from multivec.nugget.modeling import NuggetModel, load_source_tokenizer, pad_sequences
+from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+from multivec.training.batching import pad_sequences
 from multivec.nugget.sentence_share import document_sentence_ends, read_share, sentence_final_share
 from multivec.nugget.target_tokenizer import TargetTokenizer
 

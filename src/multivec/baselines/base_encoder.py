@@ -35,8 +35,8 @@ import torch
 from tqdm.auto import tqdm
 
 from multivec.encodings import encoder_token_limit, resolve_max_tokens, truncation_summary
-from multivec.nugget.modeling import pad_sequences
 from multivec.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
+from multivec.training.batching import pad_sequences
 
 log = logging.getLogger(__name__)
 

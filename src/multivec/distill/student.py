@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from multivec.nugget.configuration import _from_dict
+from multivec.dataclass_config import from_dict
 
 HEAD_INITS = ("lstsq", "random")
 
@@ -62,7 +62,7 @@ class StudentConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "StudentConfig":
-        return _from_dict(cls, data, "StudentConfig")
+        return from_dict(cls, data, "StudentConfig")
 
 
 @dataclass

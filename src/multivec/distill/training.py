@@ -25,13 +25,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from multivec.dataclass_config import from_dict
 from multivec.distill.combination import COMBINATIONS, combine_losses
 from multivec.distill.losses import CONTEXTUAL_LOSSES, STRUCTURAL_LOSSES, contextual_loss, structural_loss
 from multivec.distill.projection import output_dim, projection_head
 from multivec.distill.student import Student, StudentConfig
 from multivec.io import MalformedInputError, read_json, read_jsonl, write_json
-from multivec.nugget.configuration import _from_dict
-from multivec.nugget.training import epoch_batches
+from multivec.training.batching import epoch_batches
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, train_task
 
@@ -74,7 +74,7 @@ class LossConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "LossConfig":
-        return _from_dict(cls, data, "LossConfig")
+        return from_dict(cls, data, "LossConfig")
 
 
 class DistillModel(nn.Module):

@@ -19,6 +19,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from multivec.dataclass_config import ConfigError, from_dict
+
 ARCHITECTURES = ("bert_decoder", "mbart")
 OBJECTIVES = ("ae", "mt")
 SELECTORS = ("learned", "chunking", "sentence_boundary", "random")
@@ -33,16 +35,6 @@ CROSS_ATTENTION_INITS = ("random", "self_attention")
 CHUNK_PUNCTUATION = ("comma_period", "wide")
 
 
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the key."""
-
-
-def _from_dict(cls, data: dict[str, Any], what: str):
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ConfigError(f"unknown {what} key(s): {', '.join(unknown)}; known keys: {', '.join(sorted(names))}")
-    return cls(**data)
 
 
 @dataclass
@@ -195,7 +187,7 @@ class NuggetConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "NuggetConfig":
-        return _from_dict(cls, data, "NuggetConfig")
+        return from_dict(cls, data, "NuggetConfig")
 
 
 # Table 4 (§7.1): "By default, we use machine translation as the training objective and use a compression

@@ -34,6 +34,7 @@ from multivec.nugget.encoder_adapter import BertEncoderAdapter, EncoderAdapter, 
 from multivec.nugget.selection import (NuggetScorer, RuleSelector, cross_attention_bias, select_top_k,
                                        sentence_final_token_mask)
 from multivec.nugget.target_tokenizer import TargetTokenizer
+from multivec.training.batching import pad_sequences
 
 log = logging.getLogger(__name__)
 
@@ -418,12 +419,3 @@ class NuggetModel(nn.Module):
         name = {"nuggets": "nugget", "mean": "tsdae", "tokens": "seq2seq"}[self.config.bottleneck]
         return {"encoder": name, "nugget_config": self.config.to_dict(), "dimension": self.encoder.hidden_size}
 
-
-def pad_sequences(sequences: Sequence[Sequence[int]], pad_value: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_value, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
-    return ids.to(device), mask.to(device)

@@ -40,8 +40,9 @@ import torch
 
 from multivec.io import MalformedInputError, read_jsonl
 from multivec.nugget.configuration import NuggetConfig
-from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel, pad_sequences
+from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel
 from multivec.nugget.target_tokenizer import TargetTokenizer
+from multivec.training.batching import epoch_batches, pad_sequences
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
 
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["NuggetTask", "TrainConfig", "train"]  # TrainConfig lives in multivec.training.engine
 
-LENGTH_POOL_BATCHES = 50  # length-sorted batching sorts within pools of this many batches
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -105,22 +105,6 @@ def delete_tokens(ids: Sequence[int], probability: float, special_ids: set[int],
     if len(dropped) == len(content):
         dropped.discard(content[int(torch.randint(len(content), (1,), generator=generator))])
     return [t for i, t in enumerate(ids) if i not in dropped]
-
-
-def epoch_batches(lengths: Sequence[int], batch_size: int, seed: int, epoch: int,
-                  length_sorted: bool) -> list[list[int]]:
-    """The batches of one epoch, a pure function of (seed, epoch): resumption recomputes it."""
-    generator = seeded_generator(seed, "epoch", epoch)
-    order = torch.randperm(len(lengths), generator=generator).tolist()
-    if not length_sorted:
-        return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    pool = batch_size * LENGTH_POOL_BATCHES
-    batches = []
-    for start in range(0, len(order), pool):
-        chunk = sorted(order[start:start + pool], key=lambda i: lengths[i])
-        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
-    shuffle = torch.randperm(len(batches), generator=generator).tolist()
-    return [batches[i] for i in shuffle]
 
 
 def bottom_cache_applies(config: NuggetConfig) -> bool:

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from multivec.io import read_json, write_json
-from multivec.nugget.modeling import pad_sequences
+from multivec.training.batching import pad_sequences
 
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
@@ -55,9 +55,9 @@ class SubEncoderConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SubEncoderConfig":
-        from multivec.nugget.configuration import _from_dict
+        from multivec.dataclass_config import from_dict
 
-        return _from_dict(cls, data, "SubEncoderConfig")
+        return from_dict(cls, data, "SubEncoderConfig")
 
 
 def _load_backbone(ref: str):

@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from multivec.io import read_json, write_json
-from multivec.nugget.configuration import _from_dict
+from multivec.dataclass_config import from_dict
 from multivec.training import checkpoint as ckpt
 from multivec.training.distributed import PRECISIONS, Runtime, setup_runtime
 from multivec.training.metrics import METRICS_FILE, metric_columns, write_metrics
@@ -96,7 +96,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
-        return _from_dict(cls, data, "TrainConfig")
+        return from_dict(cls, data, "TrainConfig")
 
     @classmethod
     def from_rule(cls, settings: dict[str, Any], safety_net_minutes: int | float) -> "TrainConfig":

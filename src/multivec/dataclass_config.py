@@ -1,0 +1,25 @@
+"""Configuration dataclasses built from config dicts, shared by every work's model and training configs.
+
+``NuggetConfig``, ``TrainConfig``, ``SubEncoderConfig``, ``StudentConfig`` and ``LossConfig`` are each built
+from one block of the workflow's config by ``from_dict``: a key the dataclass does not know stops with a
+``ConfigError`` that names it and lists the known ones (a typo must not fall back to a default silently).
+Kept apart from any one work so that the training engine and the other works need not import NUGGET.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the key."""
+
+
+def from_dict(cls, data: dict[str, Any], what: str):
+    """``cls(**data)``, after refusing any key that is not one of ``cls``'s fields (``what`` names it)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"unknown {what} key(s): {', '.join(unknown)}; known keys: {', '.join(sorted(names))}")
+    return cls(**data)
