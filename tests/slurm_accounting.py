@@ -42,20 +42,36 @@ def sacct(run_id: str, since: datetime) -> list[dict]:
     return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
 
 
+JOB_BLOCK = r"^{indent}(local)?rule (\w+):\n((?:{indent}    .*\n)+)"
+GROUP_HEADER = re.compile(r"^.*Group job (\S+) \(jobs in lexicogr\. order\):$", re.MULTILINE)
+GROUP_MEMBER = re.compile(r"(?:\n|Shell command: .*\n)*    \[.*\]\n    (local)?rule (\w+):\n((?:        .*\n)+)")
+
+
+def _job(local: str, rule: str, block: str, group: str | None = None, group_job: int | None = None) -> dict:
+    job = {"rule": rule, "local": bool(local), "group": group, "group_job": group_job}
+    for key in ("input", "output", "log"):
+        found = re.search(rf"^\s+{key}: (.*)$", block, re.MULTILINE)
+        job[key] = found.group(1).split(", ") if found else []
+    found = re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)
+    threads = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
+    job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
+    job["resources"]["threads"] = int(threads.group(1)) if threads else 1
+    return job
+
+
 def jobs_of_run(output: str) -> list[dict]:
     """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
-    included) as Snakemake resolved them from the profile and the config."""
-    jobs = []
-    for local, rule, block in re.findall(r"^(local)?rule (\w+):\n((?:    .*\n)+)", output, re.MULTILINE):
-        job = {"rule": rule, "local": bool(local)}
-        for key in ("input", "output", "log"):
-            found = re.search(rf"^    {key}: (.*)$", block, re.MULTILINE)
-            job[key] = found.group(1).split(", ") if found else []
-        found = re.search(r"^    resources: (.*)$", block, re.MULTILINE)
-        threads = re.search(r"^    threads: (\d+)$", block, re.MULTILINE)
-        job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
-        job["resources"]["threads"] = int(threads.group(1)) if threads else 1
-        jobs.append(job)
+    included) as Snakemake resolved them from the profile and the config. A job of a group job (``--groups``)
+    is printed indented under its group's header; it carries the group's name in ``group`` and, in
+    ``group_job``, a number shared by the jobs of one group job (several group jobs can have one name)."""
+    jobs = [_job(*found) for found in re.findall(JOB_BLOCK.format(indent=""), output, re.MULTILINE)]
+    for number, header in enumerate(GROUP_HEADER.finditer(output)):
+        # The group's jobs follow its header at once, each an indented block (a dry run adds "Shell command"
+        # lines, unindented, between them).
+        position = header.end() + 1
+        while member := GROUP_MEMBER.match(output, position):
+            jobs.append(_job(*member.groups(), group=header.group(1), group_job=number))
+            position = member.end()
     return jobs
 
 
@@ -74,8 +90,33 @@ def submitted(planned: list[dict]) -> list[dict]:
     return [job for job in planned if not job["local"]]
 
 
+def slurm_jobs(planned: list[dict]) -> list[dict]:
+    """What Snakemake submitted to SLURM, one entry per SLURM job: a job outside any group as it is; a group job
+    as ``{"rule": "<group>_<its rules, sorted, as the plugin names it>", "resources": ...}`` with the resources
+    Snakemake asks for it when its jobs run one after another (the rehearsal's ``--cores 1``): the largest
+    memory and CPUs of its jobs, and the sum of their time limits (Snakemake's ``GroupResources.basic_layered``
+    with one job per layer)."""
+    asked = [job for job in submitted(planned) if job["group"] is None]
+    groups: dict[int, list[dict]] = {}
+    for job in submitted(planned):
+        if job["group"] is not None:
+            groups.setdefault(job["group_job"], []).append(job)
+    for members in groups.values():
+        first = members[0]["resources"]
+        for key in ("slurm_account", "slurm_partition"):
+            assert all(m["resources"][key] == first[key] for m in members), (key, members)
+        rules = sorted({m["rule"] for m in members})
+        asked.append({"rule": f"{members[0]['group']}_{'_'.join(rules[:5] + (['...'] if len(rules) > 5 else []))}",
+                      "resources": {"slurm_account": first["slurm_account"], "slurm_partition": first["slurm_partition"],
+                                    "mem_mb": max(int(m["resources"]["mem_mb"]) for m in members),
+                                    "runtime": sum(int(m["resources"]["runtime"]) for m in members),
+                                    "threads": max(m["resources"]["threads"] for m in members)}})
+    return asked
+
+
 def rule_of(comment: str, rules) -> str:
-    """The rule of a job from the comment the plugin gives it: rule_<rule>[_wildcards_<values>]."""
+    """The rule of a job from the comment the plugin gives it: rule_<rule>[_wildcards_<values>] (a group job:
+    rule_<group>_<its rules>, which ``slurm_jobs`` names as its rule)."""
     matches = [r for r in rules if comment == f"rule_{r}" or comment.startswith(f"rule_{r}_wildcards_")]
     assert len(matches) == 1, (comment, sorted(rules))
     return matches[0]
@@ -83,9 +124,10 @@ def rule_of(comment: str, rules) -> str:
 
 def mismatched_jobs(planned: list[dict], jobs: list[dict]) -> list[str]:
     """Where SLURM's records of a run (``sacct``) differ from what Snakemake asked for (``jobs_of_run``): per
-    rule, the multiset of (state, account, partition, memory, time limit, CPUs) that SLURM granted must be the
-    multiset Snakemake resolved from the profile and the config for that rule's jobs; every job COMPLETED."""
-    asked_jobs = submitted(planned)
+    rule (or group job name), the multiset of (state, account, partition, memory, time limit, CPUs) that SLURM
+    granted must be the multiset Snakemake resolved from the profile and the config for that rule's jobs; every
+    job COMPLETED."""
+    asked_jobs = slurm_jobs(planned)
     rules = {job["rule"] for job in asked_jobs}
     problems = []
     for rule in sorted(rules):

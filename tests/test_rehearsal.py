@@ -258,7 +258,7 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag_through_slurm(local_slurm, m
     inputs, each job submitted through the project's SLURM profile to the local SLURM. Every rule of the paper
     DAG ran, and SLURM's own records say each job ran with the account, partition, memory, time and CPUs that
     Snakemake asked for."""
-    from slurm_accounting import declared_localrules, jobs_of_run, mismatched_jobs, run_id, sacct
+    from slurm_accounting import declared_localrules, jobs_of_run, mismatched_jobs, run_id, sacct, slurm_jobs
 
     work = tmp_path / "rehearsal"
     env = dict(os.environ, HF_HUB_OFFLINE="1", MULTIVEC_DATA_MIRROR=str(mirror))
@@ -296,7 +296,8 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag_through_slurm(local_slurm, m
     assert {job["rule"] for job in planned if job["local"]} == local
     assert {job["rule"] for job in planned if not job["local"]} == expected - local  # every other rule via SLURM
     jobs = sacct(run_id(log), since)
-    assert len(jobs) == len([job for job in planned if not job["local"]])
+    assert len(jobs) == len(slurm_jobs(planned))  # a group job is one SLURM job
+    assert any(job["group"] for job in planned), "the rehearsal submits job groups (rehearse_on_local_slurm.sh)"
     assert not mismatched_jobs(planned, jobs)
 
 
@@ -399,3 +400,30 @@ def test_the_rehearsal_script_copies_the_workflow_parts_the_tests_copy():
     script = (REPO / "scripts/slurm/rehearse_on_local_slurm.sh").read_text(encoding="utf-8")
     parts = re.search(r"^WORKFLOW_PARTS=\((.*?)\)", script, re.MULTILINE).group(1).split()
     assert parts == WORKFLOW_PARTS
+
+
+def test_the_rehearsal_groups_name_real_rules_of_one_partition_each():
+    """The job groups of the rehearsal script: every rule it names is a rule of the workflow (Snakemake does not
+    stop on an unknown name: the group would just vanish), each group's rules share the partition the SLURM
+    profile gives them (a group job has one), and --cores 1 keeps a group's jobs one after another, which is
+    what tests/slurm_accounting.py checks sacct against."""
+    script = (REPO / "scripts/slurm/rehearse_on_local_slurm.sh").read_text(encoding="utf-8")
+    grouping = re.search(r"^GROUPING=\((.*?)\)", script, re.MULTILINE | re.DOTALL).group(1).split()
+    assert grouping[:2] == ["--cores", "1"]
+    groups = grouping[grouping.index("--groups") + 1:grouping.index("--group-components")]
+    components = grouping[grouping.index("--group-components") + 1:]
+    rules = set()
+    for path in [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]:
+        rules |= set(re.findall(r"^rule (\w+):", path.read_text(encoding="utf-8"), re.MULTILINE))
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))
+    default = profile["default-resources"]["slurm_partition"]
+    partitions: dict[str, set[str]] = {}
+    for item in groups:
+        rule, group = item.split("=")
+        assert rule in rules, f"{rule} is not a rule of the workflow"
+        partition = profile.get("set-resources", {}).get(rule, {}).get("slurm_partition", default)
+        partitions.setdefault(group, set()).add(partition)
+    assert all(len(found) == 1 for found in partitions.values()), partitions
+    for item in components:
+        group, count = item.split("=")
+        assert group in partitions and int(count) > 1, item

@@ -47,13 +47,26 @@ done
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 
+# Job groups: each SLURM job starts Snakemake twice (about 8 s of the job), so short jobs that follow one
+# another go to SLURM together, and their rules run one after another inside one allocation (--cores 1: one
+# job at a time, so a group asks for the largest memory and CPUs of its jobs and the sum of their times). A
+# group holds rules of one partition. Chains: a distilled student's training, its task embeddings and its
+# IMDB head; a NUGGET LM's training and its evaluation. Bundles of independent jobs that become ready
+# together: the sub-sentence encoder's untrained baselines; the untrained student's and the structural
+# teacher's embeddings.
+GROUPING=(--cores 1
+  --groups distill_student_train=student distill_student_embed=student distill_imdb_head=student
+  train_nugget_lm=nugget_lm evaluate_nugget_lm=nugget_lm subencoder_eval_base=subencoder_base
+  distill_untrained_embed=base_embeddings structural_teacher_embeddings=base_embeddings
+  --group-components subencoder_base=6 base_embeddings=4)
+
 say "running every paper target through SLURM in $WORK/run (log: $WORK/run/snakemake.log)"
 status=0
 # --slurm-init-seconds-before-status-checks: the plugin first looks at a job 40 s after submitting it, by
 # default; rehearsal jobs take seconds.
 (cd "$WORK/run" && MULTIVEC_DATA_MIRROR="$WORK/mirror" HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
   TOKENIZERS_PARALLELISM=false "$SNAKEMAKE" all --profile "$WORK/profile" --slurm-init-seconds-before-status-checks 2 \
-  "$@" --configfile config/paper.yaml config/rehearsal.yaml > snakemake.log 2>&1) || status=$?
+  "${GROUPING[@]}" "$@" --configfile config/paper.yaml config/rehearsal.yaml > snakemake.log 2>&1) || status=$?
 say "finished with exit status $status after $((SECONDS - start)) s (SLURM start included)"
 [ "$status" = 0 ] || tail -n 40 "$WORK/run/snakemake.log" >&2
 exit "$status"
