@@ -25,7 +25,8 @@ from tqdm import tqdm
 from multivec.baselines.base_encoder import autocast, length_sorted_batches, tokenize_documents
 from multivec.encodings import encoder_token_limit, write_encodings
 from multivec.nugget.frozen_bottom import CHECK_TOLERANCE, BottomStates, max_difference_from_model
-from multivec.nugget.modeling import NuggetModel, pad_sequences
+from multivec.nugget.modeling import NuggetModel
+from multivec.training.batching import pad_sequences
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,9 @@ import torch
 from torch import nn
 
 from multivec.nugget.lm_data import Segment, segment_streams, tokenize_stream
-from multivec.nugget.modeling import IGNORE_INDEX, Nuggets, NuggetModel, pad_sequences
+from multivec.nugget.modeling import IGNORE_INDEX, Nuggets, NuggetModel
 from multivec.nugget.training import parameter_groups as nugget_parameter_groups
+from multivec.training.batching import pad_sequences
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
 
