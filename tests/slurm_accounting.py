@@ -42,7 +42,7 @@ def sacct(run_id: str, since: datetime) -> list[dict]:
     return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
 
 
-JOB_BLOCK = r"^{indent}(local)?rule (\w+):\n((?:{indent}    .*\n)+)"
+JOB_BLOCK = re.compile(r"^(local)?rule (\w+):\n((?:    .*\n)+)", re.MULTILINE)
 GROUP_HEADER = re.compile(r"^.*Group job (\S+) \(jobs in lexicogr\. order\):$", re.MULTILINE)
 GROUP_MEMBER = re.compile(r"(?:\n|Shell command: .*\n)*    \[.*\]\n    (local)?rule (\w+):\n((?:        .*\n)+)")
 
@@ -64,7 +64,7 @@ def jobs_of_run(output: str) -> list[dict]:
     included) as Snakemake resolved them from the profile and the config. A job of a group job (``--groups``)
     is printed indented under its group's header; it carries the group's name in ``group`` and, in
     ``group_job``, a number shared by the jobs of one group job (several group jobs can have one name)."""
-    jobs = [_job(*found) for found in re.findall(JOB_BLOCK.format(indent=""), output, re.MULTILINE)]
+    jobs = [_job(*found) for found in JOB_BLOCK.findall(output)]
     for number, header in enumerate(GROUP_HEADER.finditer(output)):
         # The group's jobs follow its header at once, each an indented block (a dry run adds "Shell command"
         # lines, unindented, between them).
@@ -106,8 +106,10 @@ def slurm_jobs(planned: list[dict]) -> list[dict]:
         for key in ("slurm_account", "slurm_partition"):
             assert all(m["resources"][key] == first[key] for m in members), (key, members)
         rules = sorted({m["rule"] for m in members})
-        asked.append({"rule": f"{members[0]['group']}_{'_'.join(rules[:5] + (['...'] if len(rules) > 5 else []))}",
-                      "resources": {"slurm_account": first["slurm_account"], "slurm_partition": first["slurm_partition"],
+        named = rules[:5] + (["..."] if len(rules) > 5 else [])  # the plugin's GroupJob.name
+        asked.append({"rule": f"{members[0]['group']}_{'_'.join(named)}",
+                      "resources": {"slurm_account": first["slurm_account"],
+                                    "slurm_partition": first["slurm_partition"],
                                     "mem_mb": max(int(m["resources"]["mem_mb"]) for m in members),
                                     "runtime": sum(int(m["resources"]["runtime"]) for m in members),
                                     "threads": max(m["resources"]["threads"] for m in members)}})

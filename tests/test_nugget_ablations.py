@@ -17,9 +17,9 @@ from multivec.evaluation.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assemble_t
 from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
                                            ablation_config, ablation_settings, resolve_sentence_ratio)
 from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
-from multivec.training.batching import pad_sequences
 from multivec.nugget.sentence_share import document_sentence_ends, read_share, sentence_final_share
 from multivec.nugget.target_tokenizer import TargetTokenizer
+from multivec.training.batching import pad_sequences
 
 SENTENCES = [["The cat sat on the mat.", "It was happy."], ["Dogs bark loudly at night!"],
              ["Dr. Smith came home.", "He slept, then woke.", "Then he left."]]
@@ -57,7 +57,8 @@ def test_ablations_build_the_model_they_name_with_mapped_layers(bpe, name):
     frozen = sum(not any(p.requires_grad for p in block.parameters()) for block in model.encoder.layers)
     assert cfg.scorer_layer == layer and frozen == layer
     assert (model.type_embedding is None) == (name == "no_feedback")
-    selector = {"chunking": "chunking", "sentence_boundary": "sentence_boundary", "random": "random"}.get(name, "learned")
+    rule_selectors = {"chunking": "chunking", "sentence_boundary": "sentence_boundary", "random": "random"}
+    selector = rule_selectors.get(name, "learned")
     assert (model.rule_selector.kind if model.rule_selector else "learned") == selector
     assert (model.scorer is not None) == (selector == "learned") == cfg.residual
     assert cfg.ratio == (0.2 if name in ("nugget_r_sb", "sentence_boundary") else 0.1) and cfg.objective == "mt"

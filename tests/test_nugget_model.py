@@ -8,8 +8,8 @@ import torch
 from multivec.nugget.configuration import TABLE4_ABLATIONS, NuggetConfig, ablation_config
 from multivec.nugget.generation import beam_search, greedy_decode
 from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
-from multivec.training.batching import pad_sequences
 from multivec.nugget.target_tokenizer import TargetTokenizer
+from multivec.training.batching import pad_sequences
 
 TEXTS = ["The cat sat on the mat. It was happy, very happy indeed.", "Dogs bark loudly at night!",
          "A short one", "One more sentence, with a comma. And a second one; then a third!"]

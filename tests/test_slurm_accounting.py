@@ -4,57 +4,34 @@ job asks SLURM for. No SLURM needed."""
 
 from slurm_accounting import jobs_of_run, mismatched_jobs, rule_of, slurm_jobs
 
-RESOURCES = "tmpdir=/tmp, mem_mb={mem}, mem=4 GB, slurm_partition=gpu, slurm_account=multivec, runtime={runtime}, gpu=0"
-LOG = f"""[Fri Nov 27 02:45:54 2026]
-rule distill_student_train:
-    input: data/built/distill/train.jsonl
-    output: models/distill/student/ls_cosine/seed13
-    jobid: 7
-    resources: {RESOURCES.format(mem=4000, runtime=30)}
-Shell command: None
+STAMP = "[Fri Nov 27 02:45:54 2026]"
 
-[Fri Nov 27 02:45:55 2026]
-localrule table2:
-    input: results/table2/units.csv
-    output: results/table2.csv
-    jobid: 8
-    resources: tmpdir=/tmp, mem_mb=8000, slurm_partition=cpu, slurm_account=multivec, runtime=120
 
-[Fri Nov 27 02:45:56 2026] Group job nugget_lm (jobs in lexicogr. order):
+def block(rule, output, *, mem=4000, runtime=30, partition="gpu", local=False, indent="", threads=None):
+    """One job as Snakemake prints it (a group's jobs are indented by 4 under the group's header)."""
+    lines = [STAMP, f"{'local' if local else ''}rule {rule}:", "    input: data/built/input.jsonl",
+             f"    output: {output}", "    jobid: 7"]
+    lines += [f"    threads: {threads}"] if threads else []
+    lines += [f"    resources: tmpdir=/tmp, mem_mb={mem}, mem=4 GB, slurm_partition={partition}, "
+              f"slurm_account=multivec, runtime={runtime}, gpu=0"]
+    return "".join(f"{indent}{line}\n" for line in lines)
 
-    [Fri Nov 27 02:45:56 2026]
-    rule evaluate_nugget_lm:
-        input: models/nugget_lm/tsdae/seed13
-        output: results/nugget_lm/tsdae/seed13.json
-        jobid: 12
-        threads: 1
-        resources: {RESOURCES.format(mem=6000, runtime=20)}
-Shell command: None
 
-    [Fri Nov 27 02:45:56 2026]
-    rule train_nugget_lm:
-        input: data/built/lm/streams.jsonl
-        output: models/nugget_lm/tsdae/seed13
-        jobid: 11
-        resources: {RESOURCES.format(mem=4000, runtime=30)}
-Submitted group job nugget_lm with external jobid 'Submitted batch job 42'.
+def group(name, *jobs):
+    return f"{STAMP} Group job {name} (jobs in lexicogr. order):\n\n" + "\n".join(jobs)
 
-[Fri Nov 27 02:45:57 2026] Group job nugget_lm (jobs in lexicogr. order):
 
-    [Fri Nov 27 02:45:57 2026]
-    rule train_nugget_lm:
-        input: data/built/lm/streams.jsonl
-        output: models/nugget_lm/compressive/seed13
-        jobid: 13
-        resources: {RESOURCES.format(mem=4000, runtime=30)}
-
-[Fri Nov 27 02:45:58 2026]
-rule encode_task:
-    input: models/nugget/mt/tsdae/seed13
-    output: data/encodings/tsdae_mt/seed13/rr
-    jobid: 50
-    resources: {RESOURCES.format(mem=4000, runtime=30)}
-"""
+LOG = "\n".join([
+    block("distill_student_train", "models/distill/student/ls_cosine/seed13") + "Shell command: None\n",
+    block("table2", "results/table2.csv", mem=8000, runtime=120, partition="cpu", local=True),
+    group("nugget_lm",
+          block("evaluate_nugget_lm", "results/nugget_lm/tsdae/seed13.json", mem=6000, runtime=20, indent="    ",
+                threads=1) + "Shell command: None\n",  # a dry run prints this, unindented, between the jobs
+          block("train_nugget_lm", "models/nugget_lm/tsdae/seed13", indent="    ")
+          + "Submitted group job nugget_lm with external jobid 'Submitted batch job 42'.\n"),
+    group("nugget_lm", block("train_nugget_lm", "models/nugget_lm/compressive/seed13", indent="    ")),
+    block("encode_task", "data/encodings/tsdae_mt/seed13/rr"),
+])
 
 
 def test_jobs_of_a_run_include_each_job_of_each_group_job():
@@ -88,11 +65,13 @@ def test_sacct_records_are_compared_with_the_group_jobs_request():
         return {"Comment": comment, "State": "COMPLETED", "Account": "multivec", "Partition": "gpu",
                 "ReqMem": f"{mem}M", "Timelimit": f"00:{minutes:02d}:00", "AllocCPUS": "1"}
 
-    sacct = [record("rule_distill_student_train_wildcards_x", 4000, 30), record("rule_encode_task_wildcards_y", 4000, 30),
+    sacct = [record("rule_distill_student_train_wildcards_x", 4000, 30),
+             record("rule_encode_task_wildcards_y", 4000, 30),
              record("rule_nugget_lm_evaluate_nugget_lm_train_nugget_lm", 6000, 50),
              record("rule_nugget_lm_train_nugget_lm", 4000, 30)]
     assert mismatched_jobs(planned, sacct) == []
-    sacct[2] = record("rule_nugget_lm_evaluate_nugget_lm_train_nugget_lm", 4000, 30)  # one job's request, not the group's
+    # one job's request, not the group's
+    sacct[2] = record("rule_nugget_lm_evaluate_nugget_lm_train_nugget_lm", 4000, 30)
     assert mismatched_jobs(planned, sacct) == [
         "nugget_lm_evaluate_nugget_lm_train_nugget_lm: asked [('COMPLETED', 'multivec', 'gpu', '6000M', 50, 1)], "
         "SLURM ran [('COMPLETED', 'multivec', 'gpu', '4000M', 30, 1)]"]
