@@ -461,7 +461,6 @@ def _cpu_sdpa_mapping() -> dict:
 def count_flops(task, run: WorkRun, runtime) -> tuple[float, float]:
     """(model FLOPs of one optimizer step, attention share): one micro-batch's forward + backward through the
     task's loss under the run's autocast, without activation recomputation, times the accumulation steps."""
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
     from transformers import PreTrainedModel
 

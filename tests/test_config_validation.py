@@ -206,6 +206,16 @@ def test_every_shipped_yaml_file_reads_strictly():
         assert isinstance(read_config_file(path), dict), path
 
 
+def test_one_config_error_class_for_the_workflow_and_the_config_dataclasses():
+    """A bad key in the workflow config and a bad field of a model's config raise the same class, so a caller
+    that catches ``ConfigError`` catches both (there were two classes of that name)."""
+    from multivec import dataclass_config
+
+    assert ConfigError is dataclass_config.ConfigError is nugget_configuration.ConfigError
+    with pytest.raises(ConfigError, match="bogus"):
+        NuggetConfig.from_dict({"bogus": 1})
+
+
 def test_every_problem_is_reported_at_once(demo_config):
     config = copy.deepcopy(demo_config)
     config["table2"]["rows"].append(dict(config["table2"]["rows"][0]))

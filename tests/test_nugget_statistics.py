@@ -22,7 +22,7 @@ from multivec.nugget.analysis.reconstruction_bleu import BLEU_TOKENIZE, bleu_mea
 from multivec.nugget.analysis.selected_tokens import SHARE_METRICS, share_components, share_measurements
 from multivec.nugget.language_model import segment_word_nll, word_perplexity
 from multivec.nugget.lm_table3 import lm_measurements, segment_records
-from multivec.statistics import compute_statistic, read_units, write_units
+from multivec.statistics import compute_statistic, write_units
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
 from conftest import REPO

@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -408,19 +409,23 @@ def test_the_rehearsal_groups_name_real_rules_of_one_partition_each():
     profile gives them (a group job has one), and --cores 1 keeps a group's jobs one after another, which is
     what tests/slurm_accounting.py checks sacct against."""
     script = (REPO / "scripts/slurm/rehearse_on_local_slurm.sh").read_text(encoding="utf-8")
-    grouping = re.search(r"^GROUPING=\((.*?)\)", script, re.MULTILINE | re.DOTALL).group(1).split()
+    grouping = shlex.split(re.search(r"^GROUPING=\((.*?)\)$", script, re.MULTILINE | re.DOTALL).group(1))
     assert grouping[:2] == ["--cores", "1"]
     groups = grouping[grouping.index("--groups") + 1:grouping.index("--group-components")]
     components = grouping[grouping.index("--group-components") + 1:]
-    rules = set()
+    rules: dict[str, str] = {}  # rule -> its text
     for path in [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]:
-        rules |= set(re.findall(r"^rule (\w+):", path.read_text(encoding="utf-8"), re.MULTILINE))
+        text = path.read_text(encoding="utf-8")
+        rules.update(re.findall(r"^rule (\w+):\n((?:[ \t#].*\n|\n)*)", text, re.MULTILINE))
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text(encoding="utf-8"))
     default = profile["default-resources"]["slurm_partition"]
     partitions: dict[str, set[str]] = {}
     for item in groups:
         rule, group = item.split("=")
         assert rule in rules, f"{rule} is not a rule of the workflow"
+        # A group named by wildcards ("encode_{encoder}": one bundle per encoder) needs them in the rule's output.
+        output = rules[rule].split("output:", 1)[1]
+        assert all("{" + name + "}" in output for name in re.findall(r"\{(\w+)\}", group)), (rule, group)
         partition = profile.get("set-resources", {}).get(rule, {}).get("slurm_partition", default)
         partitions.setdefault(group, set()).add(partition)
     assert all(len(found) == 1 for found in partitions.values()), partitions

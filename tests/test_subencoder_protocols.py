@@ -25,7 +25,7 @@ from multivec.subencoder.evaluation import (
     word_jaccard_scores,
 )
 from multivec.subencoder.retrieval_set import Proposition, RetrievalSet, build_retrieval_set
-from multivec.subencoder.table_units import Layout, RowSource, table_rows
+from multivec.subencoder.table_units import Layout, table_rows
 from multivec.subencoder.tables import retrieval_notes, retrieval_table_frame
 
 REPO = Path(__file__).resolve().parents[1]

@@ -81,6 +81,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from multivec.dataclass_config import ConfigError
 from multivec.io import yaml_safe_loader
 from multivec.resources import (MINILM_NAMES, ResourceError, is_tiny_random, minilm_path, mirrored_model,
                                 tiny_random_sizes)
@@ -90,10 +91,6 @@ RATIO_TEXT = re.compile(r"[0-9.]+")
 # The schema next to the config in a checkout (src/multivec/config_checks.py -> config/schema.yaml).
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class ConfigError(ValueError):
-    """The configuration is invalid; the message names every offending key path (or file:line) and what is allowed."""
 
 
 # -- reading config files ---------------------------------------------------------------------------------
@@ -438,7 +435,6 @@ def _blocks(layers: list[Fields]) -> str:
 
 def nugget_config_problems(config: dict) -> list[str]:
     """Build every NuggetConfig the rules build; report its error at the config key that set the field."""
-    from multivec.nugget.configuration import ConfigError as NuggetConfigError
     from multivec.nugget.configuration import NuggetConfig
 
     found: dict[tuple[str, str], dict[str, list[str]]] = {}  # (key path, error) -> {blocks: the models it breaks}
@@ -446,7 +442,7 @@ def nugget_config_problems(config: dict) -> list[str]:
         values, paths = merge(layers)
         try:
             NuggetConfig.from_dict(values)
-        except NuggetConfigError as err:
+        except ConfigError as err:
             match = re.match(r"NuggetConfig\.(\w+)=", str(err))
             key = match.group(1) if match else None
             where = paths.get(key, f"{key} (NuggetConfig's default)") if key else _blocks(layers)

@@ -2,7 +2,6 @@
 import os
 import time
 
-import torch
 
 from multivec.io import read_jsonl
 from multivec.nugget.analysis.probability_gain import document_gains, prepare_document, save_gains

@@ -26,9 +26,13 @@ import re
 import tarfile
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from multivec.data.language import LanguageCheck
 from multivec.io import MalformedInputError
+
+if TYPE_CHECKING:  # for the annotations; the functions import numpy where they use it
+    import numpy as np
 
 SPLITS = ("train", "test")
 LABELS = {"neg": 0, "pos": 1}

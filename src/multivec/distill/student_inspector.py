@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multivec.inspection.common import InspectError, Report, read_json_checked, read_safetensors_header, short_json
+from multivec.inspection.common import Report, read_json_checked, short_json
 from multivec.inspection.registry import inspector
 
 

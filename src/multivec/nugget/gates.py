@@ -96,8 +96,8 @@ def gate_notes(gates: dict[str, dict[str, Any]], bases: Iterable[dict[str, Any]]
         lines.append("**Sanity gate missed** (best dev loss not below the unigram entropy of its targets; its "
                      "numbers are shown but describe a model that has not learned): " + ", ".join(failed) + ".")
     elif gates:
-        lines.append(f"Sanity gate: every trained row's best dev loss is below the unigram entropy of its dev "
-                     f"targets (columns best_dev_loss, unigram_nats).")
+        lines.append("Sanity gate: every trained row's best dev loss is below the unigram entropy of its dev "
+                     "targets (columns best_dev_loss, unigram_nats).")
     for base in bases:
         lines.append(("Shared r = 1 starting model: " if base["passes"] else "**Shared r = 1 starting model FAILED "
                       "its gate**: ") + base["message"] + ".")

@@ -33,7 +33,6 @@ import gzip
 import io
 import json
 import os
-import shutil
 import tarfile
 import zipfile
 from pathlib import Path
