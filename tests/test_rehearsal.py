@@ -424,7 +424,7 @@ def test_the_rehearsal_groups_name_real_rules_of_one_partition_each():
         rule, group = item.split("=")
         assert rule in rules, f"{rule} is not a rule of the workflow"
         # A group named by wildcards ("encode_{encoder}": one bundle per encoder) needs them in the rule's output.
-        output = rules[rule].split("output:", 1)[1]
+        output = re.search(r"^    output:(.*?)^    \w+:", rules[rule], re.MULTILINE | re.DOTALL).group(1)
         assert all("{" + name + "}" in output for name in re.findall(r"\{(\w+)\}", group)), (rule, group)
         partition = profile.get("set-resources", {}).get(rule, {}).get("slurm_partition", default)
         partitions.setdefault(group, set()).add(partition)

@@ -75,3 +75,20 @@ def test_sacct_records_are_compared_with_the_group_jobs_request():
     assert mismatched_jobs(planned, sacct) == [
         "nugget_lm_evaluate_nugget_lm_train_nugget_lm: asked [('COMPLETED', 'multivec', 'gpu', '6000M', 50, 1)], "
         "SLURM ran [('COMPLETED', 'multivec', 'gpu', '4000M', 30, 1)]"]
+
+
+def test_a_group_named_by_wildcards_is_one_slurm_job_per_model():
+    """The rehearsal bundles a model's PI and RR encodings as group "encode_{encoder}", so a group's name holds
+    the encoder's path, slash included; its SLURM job is commented rule_<group>_encode_task."""
+    log = "\n".join([
+        group("encode_tsdae_mt/seed13",
+              block("encode_task", "data/encodings/tsdae_mt/seed13/pi", indent="    "),
+              block("encode_task", "data/encodings/tsdae_mt/seed13/rr", indent="    ")),
+        block("encode_task", "data/encodings/base_encoder/pi"),
+    ])
+    asked = slurm_jobs(jobs_of_run(log))
+    assert [(j["rule"], j["resources"]["runtime"]) for j in asked] == [
+        ("encode_task", "30"), ("encode_tsdae_mt/seed13_encode_task", 60)]
+    rules = {j["rule"] for j in asked}
+    assert rule_of("rule_encode_tsdae_mt/seed13_encode_task", rules) == "encode_tsdae_mt/seed13_encode_task"
+    assert rule_of("rule_encode_task_wildcards_base_encoder_pi", rules) == "encode_task"
