@@ -27,6 +27,7 @@ from torch import nn
 from multivec.dataclass_config import from_dict
 
 HEAD_INITS = ("lstsq", "random")
+CONTEXTUAL_HEAD_INITS = ("cca", "random")
 
 
 @dataclass
@@ -40,9 +41,13 @@ class StudentConfig:
     teacher_head: list[int] = field(default_factory=lambda: [128])  # contextual teacher side (soft_cca, dcca)
     activation: str = "relu"
     # The structural head's start: "lstsq" = the ridge least-squares map from the untrained student's embeddings
-    # of the training documents to the structural teacher's (multivec.distill.projection.least_squares_head);
+    # of the training documents to the structural teacher's (multivec.distill.projection.initialise_structural_head);
     # "random" = PyTorch's default initialisation.
     structural_head_init: str = "lstsq"
+    # The SoftCCA heads' start: "cca" = the linear CCA of the untrained student's and the contextual teacher's
+    # embeddings of the training documents (multivec.distill.projection.initialise_contextual_heads; one Linear
+    # per side); "random" = PyTorch's default initialisation (the authors' code).
+    contextual_head_init: str = "random"
     freeze_backbone: bool = False  # the sanity row: only the heads train, so the embedding is the untrained one
     seed: int = 0  # initialisation of tiny random backbones and the heads
 
@@ -50,6 +55,9 @@ class StudentConfig:
         if self.structural_head_init not in HEAD_INITS:
             raise ValueError(f"distill.student.structural_head_init={self.structural_head_init!r}: expected one of "
                              f"{', '.join(HEAD_INITS)}")
+        if self.contextual_head_init not in CONTEXTUAL_HEAD_INITS:
+            raise ValueError(f"distill.student.contextual_head_init={self.contextual_head_init!r}: expected one of "
+                             f"{', '.join(CONTEXTUAL_HEAD_INITS)}")
         if self.max_tokens < 1:
             raise ValueError(f"distill.student.max_tokens={self.max_tokens}: must be >= 1")
         if self.chunk_tokens is not None and self.chunk_tokens < 3:

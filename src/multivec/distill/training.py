@@ -209,7 +209,7 @@ class DistillTask(TrainingTask):
         self.student_start = student_start  # the untrained student's embeddings of the documents (lstsq start)
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
-        from multivec.distill.projection import initialise_structural_head
+        from multivec.distill.projection import initialise_contextual_heads, initialise_structural_head
         from multivec.distill.student import embed_texts
 
         self.model = DistillModel(self.student_config, self.loss_config, self.structural.shape[1],
@@ -225,19 +225,34 @@ class DistillTask(TrainingTask):
             raise ValueError(f"distill: only {len(self.batched)} training documents fit the structural teacher's "
                              f"{self.loss_config.mask_max_tokens} tokens (distill.loss.mask_max_tokens), and a run "
                              "with L_S only trains on nothing else")
-        head_start = None
+        starts: dict[tuple[int, ...], np.ndarray] = {}
+
+        def untrained(rows: list[int]) -> np.ndarray:
+            """The untrained student's embeddings of ``rows`` (given, or computed once: same weights, eval mode)."""
+            if self.student_start is not None:
+                return self.student_start[rows]
+            if tuple(rows) not in starts:
+                starts[tuple(rows)] = embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
+            return starts[tuple(rows)]
+
+        head_start = contextual_start = None
         has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
         if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None \
                 and has_linear:
             # fitted on the documents L_S trains on (inside the mask; all when fewer than two are)
             rows = [i for i in range(len(texts)) if self.mask[i] > 0]
             rows = rows if len(rows) >= 2 else list(range(len(texts)))
-            if self.student_start is not None:
-                start = self.student_start[rows]
-            else:  # the untrained student's embeddings (same weights, eval mode), computed here
-                start = embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
-            head_start = initialise_structural_head(self.model.structural_head, start, self.structural[rows])
+            head_start = initialise_structural_head(self.model.structural_head, untrained(rows),
+                                                    self.structural[rows])
             head_start["documents"] = len(rows)
+        if self.student_config.contextual_head_init == "cca" and self.model.teacher_head is not None:
+            rows = list(range(len(texts)))  # L_C reads every document
+            contextual_start = initialise_contextual_heads(self.model.contextual_head, self.model.teacher_head,
+                                                           untrained(rows), self.contextual[rows])
+            if contextual_start is None:
+                raise ValueError("distill.student.contextual_head_init=cca needs one Linear per side "
+                                 f"(contextual_head {self.student_config.contextual_head}, teacher_head "
+                                 f"{self.student_config.teacher_head}: give each one width)")
         self.derived = {"train_documents": len(self.documents), "structural_dim": int(self.structural.shape[1]),
                         "contextual_dim": int(self.contextual.shape[1]),
                         "student_hidden": self.model.student.hidden_size,
@@ -246,7 +261,7 @@ class DistillTask(TrainingTask):
                         "unbatched_without_signal": len(self.documents) - len(self.batched),
                         "cut_share": round(float(np.mean([len(t) >= self.student_config.max_tokens
                                                           for t in self.tokens])), 4),
-                        "structural_head_start": head_start}
+                        "structural_head_start": head_start, "contextual_head_start": contextual_start}
 
     def run_config(self) -> dict[str, Any]:
         return {"model": {"student": self.student_config.to_dict(), "loss": self.loss_config.to_dict()},
