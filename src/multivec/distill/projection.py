@@ -61,26 +61,39 @@ def least_squares_map(inputs, targets, ridge: float = LSTSQ_RIDGE):
     return weight, t_mean - x_mean @ weight
 
 
+def _single_linear(head: nn.Module) -> nn.Linear | None:
+    """The head's only layer when it is one Linear (bare or the single module of a Sequential), else None."""
+    if isinstance(head, nn.Linear):
+        return head
+    if isinstance(head, nn.Sequential) and len(head) == 1 and isinstance(head[0], nn.Linear):
+        return head[0]
+    return None
+
+
+def _set_linear(layer: nn.Linear, weight, bias) -> None:
+    """Write ``x @ weight + bias`` (numpy, weight [d_in, d_out]) into ``layer``."""
+    import torch
+
+    with torch.no_grad():
+        layer.weight.copy_(torch.from_numpy(weight.T.copy()).to(layer.weight.dtype))
+        layer.bias.copy_(torch.from_numpy(bias.copy()).to(layer.bias.dtype))
+
+
 def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embeddings) -> dict | None:
     """Start a single-Linear structural head at the least-squares map from the untrained student's embeddings
     of the training documents to the structural teacher's (so the first steps' L_S gradients reach the backbone
     through a head that already fits, instead of through random weights). A deeper head or the identity keeps
     its own start (None is returned); else the fit's R^2 and cosine to the teacher are returned."""
     import numpy as np
-    import torch
 
-    linears = [m for m in head.modules() if isinstance(m, nn.Linear)]
-    if len(linears) != 1 or not isinstance(head, (nn.Linear, nn.Sequential)) or \
-            (isinstance(head, nn.Sequential) and len(head) != 1):
+    layer = _single_linear(head)
+    if layer is None:
         return None
     weight, bias = least_squares_map(student_embeddings, teacher_embeddings)
-    layer = linears[0]
     if tuple(layer.weight.shape) != (weight.shape[1], weight.shape[0]):
         raise ValueError(f"structural head {tuple(layer.weight.shape)} does not map {weight.shape[0]} -> "
                          f"{weight.shape[1]} dimensions")
-    with torch.no_grad():
-        layer.weight.copy_(torch.from_numpy(weight.T.copy()).to(layer.weight.dtype))
-        layer.bias.copy_(torch.from_numpy(bias).to(layer.bias.dtype))
+    _set_linear(layer, weight, bias)
     fitted = np.asarray(student_embeddings, dtype=np.float64) @ weight + bias
     target = np.asarray(teacher_embeddings, dtype=np.float64)
     residual = ((fitted - target) ** 2).sum()
@@ -121,21 +134,11 @@ def canonical_correlation_maps(view1, view2, k: int, ridge: float = LSTSQ_RIDGE)
     return a, -x_mean @ a, b, -y_mean @ b, rho[:k]
 
 
-def _single_linear(head: nn.Module) -> nn.Linear | None:
-    if isinstance(head, nn.Linear):
-        return head
-    if isinstance(head, nn.Sequential) and len(head) == 1 and isinstance(head[0], nn.Linear):
-        return head[0]
-    return None
-
-
 def initialise_contextual_heads(student_head: nn.Module, teacher_head: nn.Module, student_embeddings,
                                 teacher_embeddings) -> dict | None:
     """Start the student-side and teacher-side SoftCCA heads, each a single Linear to k dimensions, at the
     linear CCA of the two views (``canonical_correlation_maps``). Deeper heads keep their own start (None is
     returned); else the k in-sample canonical correlations' mean, first and last are returned."""
-    import torch
-
     student_linear, teacher_linear = _single_linear(student_head), _single_linear(teacher_head)
     if student_linear is None or teacher_linear is None:
         return None
@@ -146,8 +149,6 @@ def initialise_contextual_heads(student_head: nn.Module, teacher_head: nn.Module
     for layer, weight, bias in ((student_linear, a, a0), (teacher_linear, b, b0)):
         if layer.in_features != weight.shape[0]:
             raise ValueError(f"contextual head reads {layer.in_features} dimensions, its view has {weight.shape[0]}")
-        with torch.no_grad():
-            layer.weight.copy_(torch.from_numpy(weight.T.copy()).to(layer.weight.dtype))
-            layer.bias.copy_(torch.from_numpy(bias.copy()).to(layer.bias.dtype))
+        _set_linear(layer, weight, bias)
     return {"init": "cca", "k": int(k), "mean_correlation": round(float(rho.mean()), 4),
             "first_correlation": round(float(rho[0]), 4), "last_correlation": round(float(rho[-1]), 4)}

@@ -225,15 +225,11 @@ class DistillTask(TrainingTask):
             raise ValueError(f"distill: only {len(self.batched)} training documents fit the structural teacher's "
                              f"{self.loss_config.mask_max_tokens} tokens (distill.loss.mask_max_tokens), and a run "
                              "with L_S only trains on nothing else")
-        starts: dict[tuple[int, ...], np.ndarray] = {}
-
         def untrained(rows: list[int]) -> np.ndarray:
-            """The untrained student's embeddings of ``rows`` (given, or computed once: same weights, eval mode)."""
+            """The untrained student's embeddings of ``rows`` (given, or computed here: same weights, eval mode)."""
             if self.student_start is not None:
                 return self.student_start[rows]
-            if tuple(rows) not in starts:
-                starts[tuple(rows)] = embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
-            return starts[tuple(rows)]
+            return embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
 
         head_start = contextual_start = None
         has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
