@@ -156,23 +156,19 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error", language: str | None = None) -> dict[str, str]:
+def read_docs_tsv(path: str | os.PathLike, on_empty: str = "error", check=None) -> dict[str, str]:
     """Read a NUGGET-release ``docs.txt`` (``id<TAB>text`` a line) into ``{id: text}``.
 
     Every line needs a tab and a non-empty id, each id once (errors name file:line).
     ``on_empty``: ``"error"`` (default) raises on an empty document; ``"skip"`` drops it
     and logs how many were dropped; ``"keep"`` keeps it as ``""`` and logs how many were kept
     (the released NUGGET PI sets have empty documents that their task files still use).
-    ``language`` (``"en"``/``"zh"``): the documents must be in it
-    (``multivec.data.language.LanguageCheck``).
+    ``check``: each document text goes to ``check.add(text, line)`` and ``check.finish()`` runs at the
+    end, e.g. ``multivec.data.language.LanguageCheck(path, "en", "documents")`` (passed in by the
+    caller, so that this module, which the data modules import, imports none of them).
     """
     if on_empty not in ("error", "skip", "keep"):
         raise ValueError(f"on_empty must be 'error', 'skip' or 'keep', not {on_empty!r}")
-    check = None
-    if language is not None:
-        from multivec.data.language import LanguageCheck
-
-        check = LanguageCheck(path, language, "documents")
     docs: dict[str, str] = {}
     ids = FirstSeen(path, "document id")
     skipped = kept_empty = 0

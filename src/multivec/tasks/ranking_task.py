@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multivec.data.language import LanguageCheck
 from multivec.io import FirstSeen, MalformedInputError, iter_jsonl, read_docs_tsv, write_docs_tsv, write_jsonl
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class RankingTask:
         for path in (docs_path, task_path):
             if not path.is_file():
                 raise FileNotFoundError(f"ranking task folder {folder} has no {path.name}")
-        documents = read_docs_tsv(docs_path, on_empty=on_empty, language="en")
+        documents = read_docs_tsv(docs_path, on_empty=on_empty, check=LanguageCheck(docs_path, "en", "documents"))
         empty = [doc_id for doc_id, text in documents.items() if not text]
         queries = []
         sources = FirstSeen(task_path, "query")
