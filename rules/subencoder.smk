@@ -37,6 +37,35 @@ rule subencoder_model_train:
         "../workflow/scripts/subencoder_model_train.py"
 
 
+rule subencoder_model_pca:
+    # Table 5's PCA row (subencoder.model.reduced_pca): the trained full SubEncoder followed by the projection on
+    # the first {dim} principal components of its outputs on the training propositions; nothing trains.
+    input:
+        train="data/built/subencoder/train.jsonl",
+        weights="models/subencoder/{backbone}_full/seed{seed}/model.safetensors",
+        config="models/subencoder/{backbone}_full/seed{seed}/config.json",
+    output:
+        weights="models/subencoder/{backbone}_pca{dim}/seed{seed}/model.safetensors",
+        config="models/subencoder/{backbone}_pca{dim}/seed{seed}/config.json",
+    log:
+        "logs/subencoder/pca_{backbone}_{dim}_seed{seed}.log",
+    benchmark:
+        "benchmarks/rules/subencoder/pca_{backbone}_{dim}_seed{seed}.tsv"
+    wildcard_constraints:
+        backbone="[A-Za-z0-9_.-]+",
+        dim="[0-9]+",
+        seed="[0-9]+",
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/subencoder_model_pca.py"
+
+
 rule subencoder_eval_base:
     # App. C.1: an untrained encoder (a backbone, or one of Table 1's baseline encoders) with one of the
     # baseline encodings, under every evaluation protocol.

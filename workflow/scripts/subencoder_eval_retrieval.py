@@ -5,7 +5,7 @@
 import os
 import time
 
-from multivec.io import write_json
+from multivec.io import read_json, write_json
 from multivec.subencoder.evaluation import evaluate, evaluate_lexical, predicted_queries
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
 from multivec.subencoder.retrieval_set import build_retrieval_set
@@ -28,6 +28,9 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
         batch_size = int(snakemake.params.batch_size)
         model = SubEncoder.load(os.path.dirname(snakemake.input.model))
         result = {"kind": "subencoder", "model": os.path.dirname(snakemake.input.model), "strategy": "mask_pooling"}
+        fitted = read_json(os.path.join(result["model"], "config.json")).get("pca")
+        if fitted:  # Table 5's PCA row: what its projection was fitted on (subencoder_model_pca)
+            result["pca"] = fitted
         if snakemake.rule == "subencoder_eval_trained":
             result.update(evaluate(model, rs, batch_size=batch_size))
         else:

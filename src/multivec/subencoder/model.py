@@ -39,11 +39,16 @@ class SubEncoderConfig:
     output_dim: int | None = None  # None: the encoder's hidden size (paper §4.1); 64 for Table 5
     mlp_hidden: int | None = None  # None: the encoder's hidden size
     max_tokens: int = 128  # sentences longer than this (special tokens included) are truncated
+    # A linear map fitted after training and appended to the MLP (Table 5's PCA row; pca_projection.py);
+    # None: none. Never trained: the model is the full SubEncoder followed by this projection.
+    projection_dim: int | None = None
 
     def __post_init__(self) -> None:
         if self.head not in HEADS:
             raise ValueError(f"subencoder.model.head={self.head!r}: expected one of {', '.join(HEADS)}")
-        for key in ("output_dim", "mlp_hidden"):
+        if self.projection_dim is not None and self.head != "mlp":
+            raise ValueError("subencoder.model.projection_dim needs head 'mlp' (it projects the SubEncoder's output)")
+        for key in ("output_dim", "mlp_hidden", "projection_dim"):
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ValueError(f"subencoder.model.{key}={value}: must be >= 1 or null")
@@ -108,9 +113,11 @@ class SubEncoder(nn.Module):
         self.hidden_size = hidden
         if config.head == "mlp":
             inner = config.mlp_hidden or hidden
-            self.head: nn.Module = nn.Sequential(nn.Linear(hidden, inner), nn.ReLU(),
-                                                 nn.Linear(inner, config.output_dim or hidden))
-            self.output_dim = config.output_dim or hidden
+            layers = [nn.Linear(hidden, inner), nn.ReLU(), nn.Linear(inner, config.output_dim or hidden)]
+            if config.projection_dim is not None:
+                layers.append(nn.Linear(config.output_dim or hidden, config.projection_dim))
+            self.head: nn.Module = nn.Sequential(*layers)
+            self.output_dim = config.projection_dim or config.output_dim or hidden
         else:
             if config.output_dim not in (None, hidden):
                 raise ValueError(f"subencoder.model.output_dim={config.output_dim} needs head 'mlp' (no head "

@@ -63,6 +63,16 @@ def reduced_row(backbone: str, dim: int) -> str:
     return f"SubEncoder ({backbone}, {dim}-d)"
 
 
+def pca_row(backbone: str, dim: int) -> str:
+    """Table 5's row of the full SubEncoder projected on ``dim`` principal components (``pca_projection``)."""
+    return f"SubEncoder ({backbone}), PCA {dim}-d"
+
+
+def pca_variant(dim: int) -> str:
+    """The model folder's dimension part of that row: ``pca<dim>``."""
+    return f"pca{int(dim)}"
+
+
 def table8_row(backbone: str, queries: str) -> str:
     return f"SubEncoder ({backbone}), {queries} queries"
 
@@ -89,7 +99,8 @@ def dim_name(dim: int | str | None) -> str:
 class RowSource:
     """Where one retrieval-table row's scores come from: an untrained backbone or baseline encoder with an
     App. C.1 encoding (``base``, variant = strategy, one evaluation), a trained SubEncoder (``trained``,
-    variant = ``full`` or ``d<dim>``, one evaluation per seed), a SubEncoder on Table 8's matched queries
+    variant = ``full``, ``d<dim>`` or ``pca<dim>``, the full one projected after training; one evaluation per
+    seed), a SubEncoder on Table 8's matched queries
     (``predicted``, variant = ``gold`` or ``predicted``: that part of the evaluation, per seed) or the
     lexical baseline (``lexical``, no model, one evaluation). ``protocol``: Table 1's evaluation protocol
     (which candidates leave a query's ranking); None: the table's own (Tables 4, 5, 8)."""
@@ -109,8 +120,9 @@ class RowSource:
 class Layout:
     """What the retrieval tables hold (``subencoder.model`` and ``subencoder.evaluation``): the SubEncoder
     backbones (names; the first is Table 5's), the App. C.1 encodings of their untrained encoders, Table 5's
-    reduced dimension, Table 1's protocols, whether Table 1 has the lexical baseline row, and the
-    untrained-only baseline encoders (``(name, encoding)`` pairs: the paper's other Table 1 rows)."""
+    reduced dimension, Table 1's protocols, whether Table 1 has the lexical baseline row, the
+    untrained-only baseline encoders (``(name, encoding)`` pairs: the paper's other Table 1 rows), and
+    whether Table 5 has the PCA row (``subencoder.model.reduced_pca``)."""
 
     backbones: tuple[str, ...]
     baselines: tuple[str, ...]
@@ -118,6 +130,7 @@ class Layout:
     protocols: tuple[str, ...] = ("authors",)
     lexical: bool = False
     baseline_encoders: tuple[tuple[str, str], ...] = ()
+    reduced_pca: bool = False  # Table 5 also has the full SubEncoder projected on reduced_dim principal components
 
     @classmethod
     def from_config(cls, subencoder: dict[str, Any]) -> "Layout":
@@ -127,7 +140,7 @@ class Layout:
                       for encoding in entry.get("encodings") or evaluation["baselines"])
         return cls(tuple(b["name"] for b in model["backbones"]), tuple(evaluation["baselines"]),
                    model.get("reduced_dim"), tuple(evaluation.get("protocols") or ("authors",)),
-                   bool(evaluation.get("lexical_baseline", False)), extra)
+                   bool(evaluation.get("lexical_baseline", False)), extra, bool(model.get("reduced_pca", False)))
 
 
 def table1_rows(layout: Layout) -> list[RowSource]:
@@ -163,6 +176,8 @@ def table_rows(table: str, layout: Layout) -> list[RowSource]:
         first = backbones[0]
         rows = [RowSource(subencoder_row(first), "trained", first, "full"),
                 RowSource(reduced_row(first, int(reduced_dim)), "trained", first, dim_name(reduced_dim))]
+        if layout.reduced_pca:
+            rows.append(RowSource(pca_row(first, int(reduced_dim)), "trained", first, pca_variant(reduced_dim)))
     elif table == "table8":
         rows = [RowSource(table8_row(b, q), "predicted", b, q) for b in backbones for q in TABLE8_QUERIES]
     else:

@@ -207,10 +207,11 @@ PROTOCOL_TEXT = {
 
 
 def retrieval_notes(table: str, evaluation: dict[str, Any], subencoder: dict[str, Any], scale: str,
-                    seeds: Sequence[int]) -> list[str]:
+                    seeds: Sequence[int], pca: dict[str, Any] | None = None) -> list[str]:
     """The notes under a retrieval table, from the data and the configuration, never fixed text:
     ``evaluation`` is an evaluation JSON of the table's first SubEncoder (counts of the retrieval set, the
-    candidates each protocol removes), ``subencoder`` the configuration's ``subencoder`` block."""
+    candidates each protocol removes), ``subencoder`` the configuration's ``subencoder`` block, ``pca`` what
+    Table 5's PCA row was fitted on (its evaluation JSON's ``pca``, first seed)."""
     model, train, ev = subencoder["model"], subencoder["train"], subencoder["evaluation"]
     data, segmenter, nli = subencoder.get("data", {}), subencoder.get("segmenter", {}), subencoder.get("nli", {})
     removed = evaluation.get("removed_per_query", {})
@@ -246,6 +247,12 @@ def retrieval_notes(table: str, evaluation: dict[str, Any], subencoder: dict[str
                      + ("" if mean is None else f" ({mean:.2f} candidate propositions per query)") + ".")
     elif table == "table5":
         lines.append("delta_*: the reduced model's seed mean minus the full model's; authors' protocol.")
+        if pca:
+            lines.append(f"PCA {pca['dim']}-d row (not in the paper, which trains its reduced models as the row "
+                         f"above): the trained full SubEncoder's outputs projected on their first {pca['dim']} "
+                         f"principal components, fitted after training on its {pca['fit_propositions']} training "
+                         f"propositions (seed {seeds[0]}; the components keep {100 * pca['variance_kept']:.1f}% of "
+                         "their variance); no evaluation text is read to fit it.")
     elif table == "table8":
         lines.append(f"Queries: the gold queries whose sentence has a proposition predicted by the "
                      f"{ev.get('segmenter')!r} segmenter with token-set Jaccard > {ev.get('match_jaccard')} "

@@ -137,6 +137,9 @@ class SubEncoderTask(TrainingTask):
                  temperature: float = DEFAULT_TEMPERATURE):
         if model_config.head != "mlp":
             raise ValueError("subencoder.model.head must be 'mlp' to train a SubEncoder")
+        if model_config.projection_dim is not None:
+            raise ValueError("subencoder.model.projection_dim is fitted after training (pca_projection.py), "
+                             "not trained: train the full SubEncoder, then project it")
         if temperature <= 0:
             raise ValueError(f"subencoder.train.temperature={temperature}: must be > 0")
         self.model_config, self.cfg, self.temperature = model_config, cfg, temperature
