@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
-from multivec.subencoder.pca_projection import principal_components, training_outputs, with_pca_projection
+from multivec.subencoder.pca_projection import Moments, principal_components, training_outputs, with_pca_projection
 from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
 from multivec.subencoder.training import SubEncoderTask
 from multivec.training.engine import TrainConfig
@@ -33,16 +33,30 @@ def full():
 def test_principal_components_are_orthonormal_ordered_and_sign_fixed():
     torch.manual_seed(0)
     vectors = torch.randn(200, 6) * torch.tensor([5.0, 3.0, 2.0, 1.0, 0.5, 0.1]) + 7.0
-    mean, directions = principal_components(vectors, 3)
+    mean, directions, kept = principal_components(vectors, 3)
     torch.testing.assert_close(mean, vectors.mean(0))
+    assert kept == pytest.approx(float(((vectors - mean) @ directions.T).var(0).sum() / vectors.var(0).sum()),
+                                 rel=1e-4)
     torch.testing.assert_close(directions @ directions.T, torch.eye(3), atol=1e-5, rtol=0)
     variances = ((vectors - mean) @ directions.T).var(0)
     assert variances[0] > variances[1] > variances[2]
     # the data's axes are its principal directions, each with its largest entry positive
     torch.testing.assert_close(directions.abs().argmax(1), torch.tensor([0, 1, 2]))
     assert bool((directions.gather(1, directions.abs().argmax(1, keepdim=True)) > 0).all())
-    _, flipped = principal_components(-vectors, 3)
+    _, flipped, _ = principal_components(-vectors, 3)
     torch.testing.assert_close(flipped, directions, atol=1e-5, rtol=0)
+
+
+def test_streamed_moments_give_the_components_of_all_vectors_at_once():
+    torch.manual_seed(1)
+    vectors = torch.randn(300, 5) @ torch.randn(5, 5) + 3.0
+    whole = principal_components(vectors, 2)
+    streamed = principal_components(Moments.of(vectors.split(7)), 2)
+    for a, b in zip(whole[:2], streamed[:2]):
+        torch.testing.assert_close(a, b)
+    assert whole[2] == pytest.approx(streamed[2])
+    with pytest.raises(ValueError, match="no training proposition"):
+        Moments.of([])
 
 
 def test_principal_components_refuse_more_dimensions_than_the_vectors_span():
@@ -58,7 +72,8 @@ def test_the_projected_model_is_the_full_model_then_the_centred_projection(full,
     assert projected.output_dim == 4 and projected.config.projection_dim == 4 and fit["fit_propositions"] == 24
     assert 0 < fit["variance_kept"] <= 1
     vectors = training_outputs(full, rows)
-    mean, directions = principal_components(vectors, 4)
+    mean, directions, kept = principal_components(vectors, 4)
+    assert fit["variance_kept"] == pytest.approx(kept, abs=1e-4)
     torch.testing.assert_close(training_outputs(projected, rows), (vectors - mean) @ directions.T,
                                atol=1e-5, rtol=1e-4)
     # the full model is unchanged and its head is the projected model's first three layers

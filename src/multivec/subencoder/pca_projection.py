@@ -3,8 +3,9 @@
 
 The paper reduces the output dimension by training a SubEncoder whose MLP ends in 64 units (§5.4, Table 5).
 This row asks what the 64 dimensions cost in themselves: the trained full model, followed by the linear map
-z -> V_dim (z - mu), where mu is the mean and V_dim the top ``dim`` right singular vectors of the model's
-outputs on the TRAINING propositions (``data/built/subencoder/train.jsonl``; no evaluation text). The map is
+z -> V_dim (z - mu), where mu is the mean and V_dim the top ``dim`` eigenvectors of the covariance of the
+model's outputs on the TRAINING propositions (``data/built/subencoder/train.jsonl``; no evaluation text),
+accumulated batch by batch in float64 (``Moments``), so paper-scale training data fits in memory. The map is
 appended to the head as one Linear (``SubEncoderConfig.projection_dim``), so the result is a SubEncoder folder
 that the retrieval evaluation reads like any other. Cosine retrieval on centred, projected vectors is the
 standard PCA reduction of an embedding index.
@@ -13,7 +14,8 @@ standard PCA reduction of an embedding index.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -22,53 +24,84 @@ from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.training import collate, tokenize_rows
 
 
-def training_outputs(model: SubEncoder, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> torch.Tensor:
-    """The model's output vector of every proposition of ``rows`` (training-data rows), in row order."""
+def _batches(model: SubEncoder, rows: Sequence[dict[str, Any]], batch_size: int) -> Iterator[torch.Tensor]:
+    """The model's output vectors of the propositions of ``rows`` (training-data rows), batch by batch."""
     data = tokenize_rows(model, rows)
     was_training = model.training
     model.eval()
-    out = []
-    with torch.no_grad():
-        for start in range(0, len(rows), batch_size):
-            batch = collate(model, data, list(range(start, min(start + batch_size, len(rows)))))
-            if batch[2].numel():
-                out.append(model(*batch[:4]).float().cpu())
-    model.train(was_training)
-    if not out:
+    try:
+        with torch.no_grad():
+            for start in range(0, len(rows), batch_size):
+                chunk = [r for r in range(start, min(start + batch_size, len(rows))) if data.masks[r]]
+                if chunk:
+                    yield model(*collate(model, data, chunk)[:4]).double().cpu()
+    finally:
+        model.train(was_training)
+
+
+def training_outputs(model: SubEncoder, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> torch.Tensor:
+    """The model's output vector of every proposition of ``rows``, in row order (float32)."""
+    parts = list(_batches(model, rows, batch_size))
+    if not parts:
         raise ValueError("no training proposition to fit the projection on")
-    return torch.cat(out)
+    return torch.cat(parts).float()
 
 
-def principal_components(vectors: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, the top ``dim`` principal directions as rows) of ``vectors`` (n, d); the sign of each direction
-    is fixed (its largest-magnitude entry positive), so the map does not depend on the SVD routine's choice."""
-    n, d = vectors.shape
+@dataclass
+class Moments:
+    """Count, sum and scatter (sum of outer products) of vectors, in float64: what PCA needs, in O(d^2)
+    memory however many propositions the training data has (paper scale)."""
+
+    count: int
+    total: torch.Tensor
+    scatter: torch.Tensor
+
+    @classmethod
+    def of(cls, parts: Iterable[torch.Tensor]) -> "Moments":
+        count, total, scatter = 0, None, None
+        for part in parts:
+            part = part.double()
+            count += part.shape[0]
+            total = part.sum(0) if total is None else total + part.sum(0)
+            scatter = part.T @ part if scatter is None else scatter + part.T @ part
+        if total is None:
+            raise ValueError("no training proposition to fit the projection on")
+        return cls(count, total, scatter)
+
+
+def principal_components(vectors: torch.Tensor | Moments, dim: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """(mean, the top ``dim`` principal directions as rows, the share of the variance they keep) of
+    ``vectors`` (n, d), or of their ``Moments``. The sign of each direction is fixed (its largest-magnitude
+    entry positive), so the map does not depend on the eigensolver's choice."""
+    moments = vectors if isinstance(vectors, Moments) else Moments.of([vectors])
+    n, d = moments.count, moments.total.shape[0]
     if not 1 <= dim <= min(n - 1, d):
         raise ValueError(f"a {dim}-d projection needs 1 <= dim <= min(vectors - 1, their {d} dimensions); "
                          f"{n} vectors")
-    mean = vectors.double().mean(0)
-    _, _, vh = torch.linalg.svd(vectors.double() - mean, full_matrices=False)
-    directions = vh[:dim]
+    mean = moments.total / n
+    covariance = (moments.scatter - n * torch.outer(mean, mean)) / (n - 1)
+    values, vectors_ = torch.linalg.eigh(covariance)  # ascending
+    directions = vectors_[:, -dim:].flip(1).T
     signs = torch.sign(directions.gather(1, directions.abs().argmax(1, keepdim=True)))
-    return mean.float(), (directions * signs).float()
+    kept = float(values[-dim:].sum() / values.sum())
+    return mean.float(), (directions * signs).float(), kept
 
 
-def with_pca_projection(model: SubEncoder, rows: Sequence[dict[str, Any]], dim: int) -> tuple[SubEncoder, dict]:
+def with_pca_projection(model: SubEncoder, rows: Sequence[dict[str, Any]], dim: int,
+                        batch_size: int = 32) -> tuple[SubEncoder, dict]:
     """``model`` (a trained full SubEncoder) followed by the projection on the first ``dim`` principal
     components of its outputs on ``rows``; returns the new model and what the fit measured (propositions,
     the share of variance the components keep)."""
     if model.config.head != "mlp" or model.config.projection_dim is not None:
         raise ValueError("the PCA projection applies to a trained SubEncoder without a projection")
-    vectors = training_outputs(model, rows)
-    mean, directions = principal_components(vectors, dim)
-    centred = vectors - mean
-    kept = float((centred @ directions.T).pow(2).sum() / centred.pow(2).sum())
+    moments = Moments.of(_batches(model, rows, batch_size))
+    mean, directions, kept = principal_components(moments, dim)
     projected = SubEncoder(dataclasses.replace(model.config, projection_dim=dim), model.encoder, model.tokenizer,
                            model.backbone_config)
+    projected.head.to(model.device)
     projected.head[:3].load_state_dict(model.head.state_dict())
     last: nn.Linear = projected.head[3]
     with torch.no_grad():
         last.weight.copy_(directions)
         last.bias.copy_(-(directions @ mean))
-    return projected.eval(), {"fit_propositions": int(vectors.shape[0]), "dim": dim,
-                              "variance_kept": round(kept, 4)}
+    return projected.eval(), {"fit_propositions": moments.count, "dim": dim, "variance_kept": round(kept, 4)}
