@@ -201,9 +201,13 @@ def test_smoke_models_carry_their_seed_in_path_and_training_config(smoke_tables)
         model = smoke_tables / f"models/subencoder/tiny_d8/seed{seed}"
         assert (model / "model.safetensors").exists()
         assert json.loads((model / "config.json").read_text())["train"]["seed"] == seed
+        # Table 5's PCA row projects that seed's full model (subencoder.model.reduced_pca)
+        pca = json.loads((smoke_tables / f"models/subencoder/tiny_pca8/seed{seed}/config.json").read_text())["pca"]
+        assert pca["source_model"] == f"models/subencoder/tiny_full/seed{seed}" and pca["dim"] == 8
     units = read_units(smoke_tables / "data/statistics/units/subencoder_table5.claims.parquet")
-    assert sorted({(m.row, m.seed) for m in units}) == [("SubEncoder (tiny)", 13), ("SubEncoder (tiny)", 14),
-                                                       ("SubEncoder (tiny, 8-d)", 13), ("SubEncoder (tiny, 8-d)", 14)]
+    assert sorted({(m.row, m.seed) for m in units}) == [
+        ("SubEncoder (tiny)", 13), ("SubEncoder (tiny)", 14), ("SubEncoder (tiny), PCA 8-d", 13),
+        ("SubEncoder (tiny), PCA 8-d", 14), ("SubEncoder (tiny, 8-d)", 13), ("SubEncoder (tiny, 8-d)", 14)]
 
 
 def test_smoke_tables_have_cis_tests_and_claims(smoke_tables):
