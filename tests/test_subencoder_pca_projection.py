@@ -7,6 +7,7 @@ import torch
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
 from multivec.subencoder.pca_projection import Moments, principal_components, training_outputs, with_pca_projection
 from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
+from multivec.subencoder.tables import pca_fit, retrieval_notes
 from multivec.subencoder.training import SubEncoderTask
 from multivec.training.engine import TrainConfig
 
@@ -105,5 +106,15 @@ def test_table5_has_the_pca_row_only_when_configured():
     assert [r.row for r in rows] == ["SubEncoder (minilm)", "SubEncoder (minilm, 64-d)",
                                      "SubEncoder (minilm), PCA 64-d"]
     assert evaluation_path(rows[2], 14) == "results/subencoder/retrieval/subencoder_minilm_pca64/seed14.json"
-    assert Layout.from_config({"model": {"backbones": [{"name": "minilm"}], "reduced_dim": 64, "reduced_pca": True},
-                               "evaluation": {"baselines": ["mask_pooling"]}}).reduced_pca
+    subencoder = {"model": {"backbones": [{"name": "minilm"}], "reduced_dim": 64, "reduced_pca": True},
+                  "evaluation": {"baselines": ["mask_pooling"]}}
+    assert Layout.from_config(subencoder).reduced_pca
+    # the table's note reads the fit from the PCA row's evaluation at the tables' seed
+    fits = {"results/subencoder/retrieval/subencoder_minilm_pca64/seed13.json": {"pca": {"dim": 64}}}
+    assert pca_fit(subencoder, 13, read=fits.__getitem__) == {"dim": 64}
+    assert pca_fit({**subencoder, "model": {**subencoder["model"], "reduced_pca": False}}, 13, read=fits.__getitem__) is None
+    note = retrieval_notes("table5", {"index": {"vectors_per_sentence": 4.0}, "dim": 384, "queries": 1, "candidates": 2,
+                                      "candidate_sentences": 1, "candidate_documents": 1},
+                           {**subencoder, "train": {"max_steps": 1, "batch_size": 1}}, "demo", [13],
+                           {"dim": 64, "fit_propositions": 3007, "variance_kept": 0.93})
+    assert any("3007 training propositions" in line and "93.0%" in line for line in note)

@@ -4,9 +4,8 @@
 # come from the evaluations and the configuration (multivec.subencoder.tables.retrieval_notes).
 from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
-from multivec.subencoder.table_units import (TABLE_METRICS, Layout, RowSource, evaluation_path, stat_table_name,
-                                             subencoder_row, table_rows)
-from multivec.subencoder.tables import add_statistics, retrieval_notes, retrieval_table_frame, write_table
+from multivec.subencoder.table_units import TABLE_METRICS, RowSource, evaluation_path, stat_table_name, subencoder_row
+from multivec.subencoder.tables import add_statistics, pca_fit, retrieval_notes, retrieval_table_frame, write_table
 from multivec.workflow import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
@@ -24,9 +23,8 @@ with rule_logging(snakemake.log[0]) as log:
                                       units, metrics, p.statistics, p.comparisons[table])
         stats.write_tests(out[f"{table}_tests"])
         verdicts = table_verdict_lines(snakemake.input.claims, {stat_table_name(table): units}, claims)
-        pca = [read_json(evaluation_path(s, p.seed)).get("pca") for s in table_rows(table, Layout.from_config(
-            p.subencoder)) if s.variant.startswith("pca")] if table == "table5" else []
+        pca = pca_fit(p.subencoder, p.seed) if table == "table5" else None
         write_table(frame, out[f"{table}_csv"], out[f"{table}_md"], titles[table],
-                    retrieval_notes(table, full, p.subencoder, p.scale, p.seeds, pca[0] if pca else None), metrics,
+                    retrieval_notes(table, full, p.subencoder, p.scale, p.seeds, pca), metrics,
                     [*stats.markdown_tests(), "", *verdicts])
         log.info("%s: %d rows, %d comparisons", table, len(frame), len(stats.tests))

@@ -364,6 +364,16 @@ def retrieval_table_frame(table: str, subencoder: dict[str, Any], seed: int, rea
     raise ValueError(f"unknown retrieval table {table!r}")
 
 
+def pca_fit(subencoder: dict[str, Any], seed: int, read=None) -> dict[str, Any] | None:
+    """What Table 5's PCA row was fitted on at ``seed`` (its evaluation JSON's ``pca``: dim, propositions,
+    variance kept), for the table's note; None when Table 5 has no PCA row."""
+    from multivec.io import read_json
+    from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
+
+    rows = [s for s in table_rows("table5", Layout.from_config(subencoder)) if s.variant.startswith("pca")]
+    return (read or read_json)(evaluation_path(rows[0], seed)).get("pca") if rows else None
+
+
 def add_statistics(df: pd.DataFrame, units_path: str | os.PathLike, metrics: Sequence[str],
                    statistics: dict[str, Any], comparisons: Sequence[dict[str, Any]] | None):
     """``df`` with each metric replaced by its seed mean (2 decimals) and followed by its CI and seed SD
@@ -383,9 +393,8 @@ def add_statistics(df: pd.DataFrame, units_path: str | os.PathLike, metrics: Seq
     return out, stats
 
 
-# Table 7 (App. A.4): segmentation quality; the metric is multivec.subencoder.segmentation_quality.
-# Table 7 of the paper (App. A.4), copied from the paper's text:
-# (precision, recall, F1) at theta 0.8, then at theta 0.5.
+# Table 7 (App. A.4): segmentation quality (the metric is multivec.subencoder.segmentation_quality). The paper's
+# numbers, copied from its text: (precision, recall, F1) at theta 0.8, then at theta 0.5.
 PAPER_TABLE7 = {
     "GPT-3.5-turbo": (35.79, 31.65, 33.60, 71.52, 63.87, 67.48),
     "T5-Large (w/ GPT3.5 training data)": (35.91, 31.70, 33.68, 70.27, 63.39, 66.65),
