@@ -28,6 +28,7 @@ import torch
 import yaml
 from torch import nn
 
+from multivec.io import write_csv
 from multivec.subencoder.evaluation import evaluate
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.pca_projection import with_pca_projection
@@ -102,6 +103,43 @@ def main() -> None:
     (out / f"seed{args.seed}.json").write_text(json.dumps(results, indent=1))
     for name, result in results.items():
         print(name, result["metrics"])
+    write_csv(out / f"seed{args.seed}_summary.csv", summary_rows(results, args.dim))
+    write_csv(out / f"seed{args.seed}_comparisons.csv", comparisons(results, args.seed, args.dim))
+
+
+def summary_rows(results: dict, dim: int) -> list[dict]:
+    """One row per variant: its metrics (authors' protocol) and what it is."""
+    notes = {"full": "the trained full SubEncoder (384-d), as Table 5",
+             f"joint_{dim}": f"the trained {dim}-d SubEncoder, as Table 5 (the paper's recipe)",
+             f"pca_{dim}": f"the full model projected on {dim} principal components of its training outputs "
+                           "(Table 5's PCA row)",
+             f"two_step_{dim}": f"the full model frozen, a new 384 -> {dim} last layer trained on the same rows, "
+                                "loss and steps"}
+    return [{"variant": name, "P@1": result["metrics"]["p@1"], "R@5": result["metrics"]["r@5"],
+             "R@10": result["metrics"]["r@10"], "R@20": result["metrics"]["r@20"], "note": notes[name]}
+            for name, result in results.items()]
+
+
+def comparisons(results: dict, seed: int, dim: int) -> list[dict]:
+    """Each pair of variants paired over the same 349 queries (Table 5's metrics): the difference, its 95%
+    paired bootstrap CI and the randomization p, Holm-corrected over all pairs and metrics."""
+    from multivec.statistics.resampling import holm, paired_difference
+    from multivec.statistics.units import stack_seeds
+    from multivec.subencoder.table_units import retrieval_measurements
+
+    stacks = stack_seeds([m for name, result in results.items()
+                          for m in retrieval_measurements("table5", name, result, seed)])
+    names = [n for n in ("full", f"joint_{dim}", f"pca_{dim}", f"two_step_{dim}") if n in results]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    rows = []
+    for a, b in pairs:
+        for metric in sorted({m for _, m in stacks}):
+            d = paired_difference(stacks[(b, metric)], stacks[(a, metric)])
+            rows.append({"variant": b, "against": a, "metric": metric, "difference": round(d.difference, 2),
+                         "lo": round(d.lo, 2), "hi": round(d.hi, 2), "p": round(d.p, 4)})
+    for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
+        row["p_holm"] = round(float(adjusted), 4)
+    return rows
 
 
 if __name__ == "__main__":
