@@ -191,6 +191,30 @@ def test_backbone_and_heads_train_with_their_own_learning_rates(tmp_path):
     assert {group["lr"] for group in make_optimizer(task.parameter_groups(cfg), cfg).param_groups} == {1e-4}
 
 
+def test_a_fixed_structural_head_keeps_its_least_squares_start_while_the_backbone_learns(tmp_path):
+    """distill.student.structural_head_trainable: false leaves the head at its lstsq start (not in the
+    optimizer, no gradient), so one step of L_S moves only the backbone; the default trains both."""
+    from multivec.training.engine import make_optimizer
+
+    loss = LossConfig(structural="cosine", contextual=None)
+    for trainable in (False, True):
+        task, cfg = _task(tmp_path / str(trainable), loss, student=tiny_student(structural_head_trainable=trainable))
+        head = {n: p.detach().clone() for n, p in task.model.structural_head.named_parameters()}
+        backbone = {n: p.detach().clone() for n, p in task.model.student.named_parameters()}
+        optimizer = make_optimizer(task.parameter_groups(cfg), cfg)
+        in_optimizer = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        assert all((id(p) in in_optimizer) == trainable for p in task.model.structural_head.parameters())
+        batch = task.make_batch(task.epoch_batches(0)[0], None)
+        task.model.train()
+        value, _, _ = task.loss(task.model, batch)
+        value.backward()
+        optimizer.step()
+        head_moved = any(not torch.equal(p, head[n]) for n, p in task.model.structural_head.named_parameters())
+        assert head_moved == trainable
+        assert any(not torch.equal(p, backbone[n]) for n, p in task.model.student.named_parameters())
+    assert task.derived["structural_head_start"]["init"] == "lstsq"
+
+
 def test_an_ls_only_run_never_batches_a_document_outside_the_length_mask(tmp_path):
     """Issue 19: 28 of 60 demo steps had no document inside the mask (L_S = 0) while AdamW still moved the
     weights. Documents without a loss signal are not batched in an L_S-only run (re-drawn batches)."""

@@ -44,6 +44,10 @@ class StudentConfig:
     # of the training documents to the structural teacher's (multivec.distill.projection.initialise_structural_head);
     # "random" = PyTorch's default initialisation.
     structural_head_init: str = "lstsq"
+    # False: the structural head stays at its start and only the backbone learns L_S, so L_S shapes the scored
+    # embedding instead of being absorbed by the head (the thesis's student has no head: Longformer and mpnet
+    # are both 768-d; results/experiments/distill_fixed_structural_head).
+    structural_head_trainable: bool = True
     # The SoftCCA heads' start: "cca" = the linear CCA of the untrained student's and the contextual teacher's
     # embeddings of the training documents (multivec.distill.projection.initialise_contextual_heads; one Linear
     # per side); "random" = PyTorch's default initialisation (the authors' code).

@@ -95,6 +95,7 @@ class DistillModel(nn.Module):
         if output_dim(hidden, layers) != structural_dim:
             layers.append(structural_dim)
         self.structural_head = projection_head(hidden, layers, student_config.activation)
+        self.structural_head.requires_grad_(student_config.structural_head_trainable)
         self.structural_dim = structural_dim
         self.structural_loss = structural_loss(loss_config.structural, gamma=loss_config.gamma,
                                                distance=loss_config.max_marginals_distance) \
@@ -266,7 +267,7 @@ class DistillTask(TrainingTask):
     def parameter_groups(self, cfg: TrainConfig) -> list[dict[str, Any]]:
         """The pretrained backbone at ``lr``, the heads (trained from scratch) at ``lr_scratch`` (or ``lr``)."""
         heads = [(f"{name}.{p_name}", p) for name, module in self.model.heads()
-                 for p_name, p in module.named_parameters()]
+                 for p_name, p in module.named_parameters() if p.requires_grad]  # a fixed structural head
         backbone = [(f"student.{name}", p) for name, p in self.model.student.named_parameters()]
         scratch = cfg.lr_scratch if cfg.lr_scratch is not None else cfg.lr
         return [{"params": backbone, "lr": cfg.lr}, {"params": heads, "lr": scratch}]
