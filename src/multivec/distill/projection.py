@@ -6,7 +6,8 @@ A head is a list of layer widths after the input: ``[768, 4096, 2048]`` on a 768
 Linear(768, 768) → ReLU → Linear(768, 4096) → ReLU → Linear(4096, 2048); no activation after the last
 layer; ``[]`` is the identity. ``initialise_structural_head`` starts a one-Linear structural head at the
 ridge least-squares map from the untrained student's embeddings to the structural teacher's (issue 19: a random
-Linear 384 -> 768 lowered the untrained Lee Pearson from 0.656 to 0.614 before any training).
+Linear 384 -> 768 lowered the untrained Lee Pearson from 0.656 to 0.614 before any training), or at the
+orthogonal Procrustes map between them (Schönemann 1966), which keeps the student's geometry.
 ``initialise_contextual_heads`` starts one-Linear SoftCCA heads at the ridge-regularised linear CCA of the
 untrained student's and the contextual teacher's embeddings (Burian 2023, §4.3.2, Definition 2: the top-k
 canonical directions, each variate centred and of unit variance), so L_C's first gradients reach the backbone
@@ -79,17 +80,42 @@ def _set_linear(layer: nn.Linear, weight, bias) -> None:
         layer.bias.copy_(torch.from_numpy(bias.copy()).to(layer.bias.dtype))
 
 
-def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embeddings) -> dict | None:
-    """Start a single-Linear structural head at the least-squares map from the untrained student's embeddings
-    of the training documents to the structural teacher's (so the first steps' L_S gradients reach the backbone
-    through a head that already fits, instead of through random weights). A deeper head or the identity keeps
-    its own start (None is returned); else the fit's R^2 and cosine to the teacher are returned."""
+def orthogonal_map(inputs, targets):
+    """(W [d_in, d_out], zero bias): the orthogonal Procrustes solution (Schönemann 1966) between the unit-length
+    rows, W = U V' from the (thin) SVD of X'T, so W has orthonormal rows when d_in <= d_out (an isometry; the
+    demo's 384 -> 768) and orthonormal columns otherwise. Unlike the least-squares map
+    it cannot fit a few hundred documents exactly: cos(x W, t) = cos(x, t W') keeps the student's own geometry,
+    so L_S through a fixed W pulls the student's embedding towards the teacher's, projected into its space."""
     import numpy as np
 
+    x = np.asarray(inputs, dtype=np.float64)
+    t = np.asarray(targets, dtype=np.float64)
+    if x.ndim != 2 or t.ndim != 2 or x.shape[0] != t.shape[0] or x.shape[0] < 2:
+        raise ValueError(f"orthogonal_map: inputs {x.shape} and targets {t.shape} need the same >= 2 rows")
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    t = t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-12)
+    u, _, vt = np.linalg.svd(x.T @ t, full_matrices=False)
+    return u @ vt, np.zeros(t.shape[1])
+
+
+STRUCTURAL_MAPS = {"lstsq": least_squares_map, "procrustes": orthogonal_map}
+
+
+def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embeddings,
+                               method: str = "lstsq") -> dict | None:
+    """Start a single-Linear structural head at the least-squares map (``lstsq``) or the orthogonal Procrustes
+    map (``procrustes``) from the untrained student's embeddings of the training documents to the structural
+    teacher's (so the first steps' L_S gradients reach the backbone through a head that already fits, instead
+    of through random weights). A deeper head or the identity keeps its own start (None is returned); else the
+    fit's R^2 and cosine to the teacher are returned."""
+    import numpy as np
+
+    if method not in STRUCTURAL_MAPS:
+        raise ValueError(f"structural head start {method!r}: expected one of {', '.join(STRUCTURAL_MAPS)}")
     layer = _single_linear(head)
     if layer is None:
         return None
-    weight, bias = least_squares_map(student_embeddings, teacher_embeddings)
+    weight, bias = STRUCTURAL_MAPS[method](student_embeddings, teacher_embeddings)
     if tuple(layer.weight.shape) != (weight.shape[1], weight.shape[0]):
         raise ValueError(f"structural head {tuple(layer.weight.shape)} does not map {weight.shape[0]} -> "
                          f"{weight.shape[1]} dimensions")
@@ -99,7 +125,7 @@ def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embe
     residual = ((fitted - target) ** 2).sum()
     total = ((target - target.mean(axis=0)) ** 2).sum()
     cosine = (fitted * target).sum(axis=1) / (np.linalg.norm(fitted, axis=1) * np.linalg.norm(target, axis=1) + 1e-12)
-    return {"init": "lstsq", "r2": round(float(1 - residual / max(total, 1e-12)), 4),
+    return {"init": method, "r2": round(float(1 - residual / max(total, 1e-12)), 4),
             "mean_cosine": round(float(cosine.mean()), 4)}
 
 

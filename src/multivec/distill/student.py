@@ -26,7 +26,7 @@ from torch import nn
 
 from multivec.dataclass_config import from_dict
 
-HEAD_INITS = ("lstsq", "random")
+HEAD_INITS = ("lstsq", "procrustes", "random")
 CONTEXTUAL_HEAD_INITS = ("cca", "random")
 
 
@@ -42,7 +42,8 @@ class StudentConfig:
     activation: str = "relu"
     # The structural head's start: "lstsq" = the ridge least-squares map from the untrained student's embeddings
     # of the training documents to the structural teacher's (multivec.distill.projection.initialise_structural_head);
-    # "random" = PyTorch's default initialisation.
+    # "procrustes" = the orthogonal map between them (it cannot fit the documents exactly, as lstsq does when
+    # they are fewer than the student's dimensions); "random" = PyTorch's default initialisation.
     structural_head_init: str = "lstsq"
     # False: the structural head stays at its start and only the backbone learns L_S, so L_S shapes the scored
     # embedding instead of being absorbed by the head (the thesis's student has no head: Longformer and mpnet

@@ -234,13 +234,13 @@ class DistillTask(TrainingTask):
 
         head_start = contextual_start = None
         has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
-        if self.student_config.structural_head_init == "lstsq" and self.loss_config.structural is not None \
-                and has_linear:
+        if self.student_config.structural_head_init in ("lstsq", "procrustes") \
+                and self.loss_config.structural is not None and has_linear:
             # fitted on the documents L_S trains on (inside the mask; all when fewer than two are)
             rows = [i for i in range(len(texts)) if self.mask[i] > 0]
             rows = rows if len(rows) >= 2 else list(range(len(texts)))
             head_start = initialise_structural_head(self.model.structural_head, untrained(rows),
-                                                    self.structural[rows])
+                                                    self.structural[rows], self.student_config.structural_head_init)
             head_start["documents"] = len(rows)
         if self.student_config.contextual_head_init == "cca" and self.model.teacher_head is not None:
             rows = list(range(len(texts)))  # L_C reads every document
