@@ -124,3 +124,20 @@ def test_bad_task_or_files_are_named(tmp_path):
     with pytest.raises(KeyError, match="needs key 'task'.*or 'documents'"):
         evaluate_embeddings("lee", tmp_path, {})
     assert task_files("rr") == {"task": "data/built/distill/eval_rr"}
+
+
+def test_a_paired_comparison_of_two_runs_gives_their_difference_its_ci_and_p():
+    """The experiments' comparison of two embeddings on the same units (multivec.distill.evaluation.
+    paired_comparison): the same run against itself differs by 0 with p = 1; a run better on every unit
+    differs by its margin, with a CI around it and a small p."""
+    from multivec.distill.evaluation import UnitScores, paired_comparison
+
+    rng = np.random.default_rng(0)
+    units = [f"q{i}" for i in range(60)]
+    base = UnitScores("mean", units, rng.uniform(0, 1, size=60))
+    same = paired_comparison(base, base)
+    assert same["difference"] == 0 and same["p"] == 1 and same["value"] == same["against_value"]
+    better = UnitScores("mean", units, base.values + 0.1)
+    result = paired_comparison(better, base)
+    assert result["difference"] == pytest.approx(0.1, abs=1e-4)
+    assert result["lo"] <= 0.1 <= result["hi"] and result["p"] < 0.01

@@ -152,6 +152,14 @@ def test_holm_matches_the_step_down_definition():
     assert math.isnan(adjusted[4])
 
 
+def test_rows_get_holm_adjusted_p_values_over_all_of_them():
+    from multivec.statistics.resampling import with_holm
+
+    rows = [{"name": n, "p": p} for n, p in zip("abcd", [0.01, 0.04, 0.03, 0.005])]
+    assert with_holm(rows) is rows
+    assert [row["p_holm"] for row in rows] == [0.03, 0.06, 0.06, 0.02]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(units=["a", "a"], values=[1, 2]), "duplicate"),
     (dict(units=["a", "b"], values=[1, float("nan")]), "non-finite"),

@@ -11,16 +11,11 @@ two L_C students' embedding roots (data/distill/student/lc_soft_cca/seed13 of th
 
 import sys
 
-from multivec.distill.evaluation import evaluate_units, task_files
+from multivec.distill.evaluation import evaluate_units, paired_comparison, task_files
 from multivec.io import write_csv
-from multivec.statistics.resampling import holm, paired_difference
-from multivec.statistics.units import Measurement, stack_seeds
+from multivec.statistics.resampling import with_holm
 
 TASKS = ("lee", "polarity", "pi", "rr")
-
-
-def stack(name, metric, scores, seed):
-    return stack_seeds([Measurement(name, metric, scores.statistic, scores.units, scores.values, seed)])[(name, metric)]
 
 
 def main(out, base, new, old):
@@ -31,17 +26,10 @@ def main(out, base, new, old):
                    "lc_517_document_pv": evaluate_units(task, f"{old}/eval_{task}", files)}
         for metric, scores in evaluate_units(task, f"{new}/eval_{task}", files).items():
             for name, reference in against.items():
-                d = paired_difference(stack("new", metric, scores, 13),
-                                      stack(name, metric, reference[metric], None))
                 rows.append({"student": "lc_more_text_pv", "against": name, "metric": metric,
-                             "value": round(scores.value(), 4), "against_value": round(reference[metric].value(), 4),
-                             "difference": round(d.difference, 4), "lo": round(d.lo, 4), "hi": round(d.hi, 4),
-                             "p": round(d.p, 4)})
-    for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
-        row["p_holm"] = round(float(adjusted), 4)
-    write_csv(out, rows)
-    for row in rows:
-        print(row)
+                             **paired_comparison(scores, reference[metric])})
+    write_csv(out, with_holm(rows))
+    print(f"{len(rows)} comparisons written to {out}")
 
 
 if __name__ == "__main__":

@@ -13,17 +13,12 @@ students compared (default: ls_cosine and ls_cosine+lc_soft_cca). Used by this e
 
 import sys
 
-from multivec.distill.evaluation import evaluate_units, task_files
+from multivec.distill.evaluation import evaluate_units, paired_comparison, task_files
 from multivec.io import write_csv
-from multivec.statistics.resampling import holm, paired_difference
-from multivec.statistics.units import Measurement, stack_seeds
+from multivec.statistics.resampling import with_holm
 
 TASKS = ("lee", "polarity", "pi", "rr")
 RUNS = ("ls_cosine", "ls_cosine+lc_soft_cca")
-
-
-def stack(name, metric, scores):
-    return stack_seeds([Measurement(name, metric, scores.statistic, scores.units, scores.values, None)])[(name, metric)]
 
 
 def main(out, base, other, label, *runs):
@@ -37,16 +32,10 @@ def main(out, base, other, label, *runs):
             for metric, scores in evaluate_units(task, f"{other}/data/distill/student/{run}/seed13/eval_{task}",
                                                  files).items():
                 for name, reference in (("untrained", untrained), ("committed", short), ("structural_teacher", mpnet)):
-                    d = paired_difference(stack("variant", metric, scores), stack(name, metric, reference[metric]))
                     rows.append({"student": f"{run} ({label})", "against": name, "metric": metric,
-                                 "value": round(scores.value(), 4), "against_value": round(reference[metric].value(), 4),
-                                 "difference": round(d.difference, 4), "lo": round(d.lo, 4), "hi": round(d.hi, 4),
-                                 "p": round(d.p, 4)})
-    for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
-        row["p_holm"] = round(float(adjusted), 4)
-    write_csv(out, rows)
-    for row in rows:
-        print(row)
+                                 **paired_comparison(scores, reference[metric])})
+    write_csv(out, with_holm(rows))
+    print(f"{len(rows)} comparisons written to {out}")
 
 
 if __name__ == "__main__":

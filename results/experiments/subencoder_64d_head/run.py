@@ -123,7 +123,7 @@ def summary_rows(results: dict, dim: int) -> list[dict]:
 def comparisons(results: dict, seed: int, dim: int) -> list[dict]:
     """Each pair of variants paired over the same 349 queries (Table 5's metrics): the difference, its 95%
     paired bootstrap CI and the randomization p, Holm-corrected over all pairs and metrics."""
-    from multivec.statistics.resampling import holm, paired_difference
+    from multivec.statistics.resampling import paired_difference, with_holm
     from multivec.statistics.units import stack_seeds
     from multivec.subencoder.table_units import retrieval_measurements
 
@@ -137,9 +137,7 @@ def comparisons(results: dict, seed: int, dim: int) -> list[dict]:
             d = paired_difference(stacks[(b, metric)], stacks[(a, metric)])
             rows.append({"variant": b, "against": a, "metric": metric, "difference": round(d.difference, 2),
                          "lo": round(d.lo, 2), "hi": round(d.hi, 2), "p": round(d.p, 4)})
-    for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
-        row["p_holm"] = round(float(adjusted), 4)
-    return rows
+    return with_holm(rows)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,20 @@ class UnitScores:
         return float(compute_statistic(self.statistic, self.values))
 
 
+def paired_comparison(scores: UnitScores, reference: UnitScores) -> dict[str, float]:
+    """``scores`` against ``reference`` on the same units (one run each): both values, the difference, its 95%
+    paired bootstrap CI and the randomization p (``multivec.statistics.paired_difference``), to 4 places."""
+    from multivec.statistics import Measurement
+    from multivec.statistics.resampling import paired_difference
+    from multivec.statistics.units import stack_seeds
+
+    a, b = (stack_seeds([Measurement(name, "metric", s.statistic, s.units, s.values, None)])[(name, "metric")]
+            for name, s in (("a", scores), ("b", reference)))
+    d = paired_difference(a, b)
+    return {"value": round(scores.value(), 4), "against_value": round(reference.value(), 4),
+            "difference": round(d.difference, 4), "lo": round(d.lo, 4), "hi": round(d.hi, 4), "p": round(d.p, 4)}
+
+
 def task_files(task: str, root: str = "data/built/distill") -> dict[str, str]:
     """The DAG's gold folder of an evaluation task (built by ``distill_eval_task``)."""
     if task not in TASKS:

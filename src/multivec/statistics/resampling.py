@@ -245,3 +245,11 @@ def holm(p_values) -> np.ndarray:
         running = max(running, min(1.0, (m - rank) * p[i]))
         adjusted[i] = running
     return adjusted
+
+
+def with_holm(rows: list[dict], p: str = "p", column: str = "p_holm", digits: int = 4) -> list[dict]:
+    """``rows`` (dicts with a p-value under ``p``), each given its Holm-adjusted p under ``column`` over all
+    rows, rounded to ``digits``; the same list is returned."""
+    for row, adjusted in zip(rows, holm([row[p] for row in rows])):
+        row[column] = round(float(adjusted), digits)
+    return rows
