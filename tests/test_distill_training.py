@@ -237,6 +237,7 @@ def test_the_orthogonal_start_recovers_a_rotation_and_keeps_the_students_geometr
     start = task.derived["structural_head_start"]
     head = task.model.structural_head[0].weight.detach().double().numpy()  # [16, 32]: 32 -> 16, orthonormal rows
     assert start["init"] == "procrustes" and np.allclose(head @ head.T, np.eye(16), atol=1e-5)
+    assert "r2" not in start and 0 < start["mean_cosine"] <= 1  # it keeps norms: an R^2 would say nothing
 
 
 def test_an_ls_only_run_never_batches_a_document_outside_the_length_mask(tmp_path):

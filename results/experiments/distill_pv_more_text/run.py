@@ -29,7 +29,7 @@ from multivec.distill.evaluation import evaluate_units  # noqa: E402
 from multivec.distill.paragraph_vector import PVVariant, train_and_infer  # noqa: E402
 from multivec.io import write_csv  # noqa: E402
 from multivec.resources import data_mirror  # noqa: E402
-from multivec.statistics.resampling import bootstrap_ci, holm, paired_difference  # noqa: E402
+from multivec.statistics.resampling import bootstrap_ci, paired_difference, with_holm  # noqa: E402
 from multivec.statistics.units import Measurement, stack_seeds  # noqa: E402
 from multivec.tasks.ranking_task import RankingTask  # noqa: E402
 
@@ -93,8 +93,7 @@ def main() -> None:
         tests.append({"metric": metric, "more_text": round(scores.value(), 4), "demo": round(base.value(), 4),
                       "difference": round(d.difference, 4), "lo": round(d.lo, 4), "hi": round(d.hi, 4),
                       "p": round(d.p, 4)})
-    for row, adjusted in zip(tests, holm([t["p"] for t in tests])):
-        row["p_holm"] = round(float(adjusted), 4)
+    for row in with_holm(tests):
         print(row)
     write_csv(out / "pv_scores.csv", rows)
     write_csv(out / "pv_more_text_vs_demo.csv", tests)

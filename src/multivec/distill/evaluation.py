@@ -60,9 +60,9 @@ def paired_comparison(scores: UnitScores, reference: UnitScores) -> dict[str, fl
     from multivec.statistics.resampling import paired_difference
     from multivec.statistics.units import stack_seeds
 
-    a, b = (stack_seeds([Measurement(name, "metric", s.statistic, s.units, s.values, None)])[(name, "metric")]
-            for name, s in (("a", scores), ("b", reference)))
-    d = paired_difference(a, b)
+    stacks = stack_seeds([Measurement(name, "metric", s.statistic, s.units, s.values, None)
+                          for name, s in (("a", scores), ("b", reference))])
+    d = paired_difference(stacks[("a", "metric")], stacks[("b", "metric")])
     return {"value": round(scores.value(), 4), "against_value": round(reference.value(), 4),
             "difference": round(d.difference, 4), "lo": round(d.lo, 4), "hi": round(d.hi, 4), "p": round(d.p, 4)}
 

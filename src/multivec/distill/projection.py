@@ -107,7 +107,8 @@ def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embe
     map (``procrustes``) from the untrained student's embeddings of the training documents to the structural
     teacher's (so the first steps' L_S gradients reach the backbone through a head that already fits, instead
     of through random weights). A deeper head or the identity keeps its own start (None is returned); else the
-    fit's R^2 and cosine to the teacher are returned."""
+    fit's mean cosine to the teacher is returned, and for ``lstsq`` its R^2 (the Procrustes map keeps the
+    student's norms, so its R^2 says nothing)."""
     import numpy as np
 
     if method not in STRUCTURAL_MAPS:
@@ -125,8 +126,10 @@ def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embe
     residual = ((fitted - target) ** 2).sum()
     total = ((target - target.mean(axis=0)) ** 2).sum()
     cosine = (fitted * target).sum(axis=1) / (np.linalg.norm(fitted, axis=1) * np.linalg.norm(target, axis=1) + 1e-12)
-    return {"init": method, "r2": round(float(1 - residual / max(total, 1e-12)), 4),
-            "mean_cosine": round(float(cosine.mean()), 4)}
+    start = {"init": method, "mean_cosine": round(float(cosine.mean()), 4)}
+    if method == "lstsq":
+        start["r2"] = round(float(1 - residual / max(total, 1e-12)), 4)
+    return start
 
 
 def canonical_correlation_maps(view1, view2, k: int, ridge: float = LSTSQ_RIDGE):

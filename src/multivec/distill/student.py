@@ -25,8 +25,9 @@ import torch
 from torch import nn
 
 from multivec.dataclass_config import from_dict
+from multivec.distill.projection import STRUCTURAL_MAPS
 
-HEAD_INITS = ("lstsq", "procrustes", "random")
+HEAD_INITS = (*STRUCTURAL_MAPS, "random")
 CONTEXTUAL_HEAD_INITS = ("cca", "random")
 
 

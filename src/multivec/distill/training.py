@@ -210,7 +210,7 @@ class DistillTask(TrainingTask):
         self.student_start = student_start  # the untrained student's embeddings of the documents (lstsq start)
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
-        from multivec.distill.projection import initialise_contextual_heads, initialise_structural_head
+        from multivec.distill.projection import STRUCTURAL_MAPS, initialise_contextual_heads, initialise_structural_head
         from multivec.distill.student import embed_texts
 
         self.model = DistillModel(self.student_config, self.loss_config, self.structural.shape[1],
@@ -234,7 +234,7 @@ class DistillTask(TrainingTask):
 
         head_start = contextual_start = None
         has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
-        if self.student_config.structural_head_init in ("lstsq", "procrustes") \
+        if self.student_config.structural_head_init in STRUCTURAL_MAPS \
                 and self.loss_config.structural is not None and has_linear:
             # fitted on the documents L_S trains on (inside the mask; all when fewer than two are)
             rows = [i for i in range(len(texts)) if self.mask[i] > 0]
