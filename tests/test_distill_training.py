@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from multivec.distill.student import Student, StudentConfig
-from multivec.distill.training import (DistillTask, LossConfig, TeacherMismatchError, aligned_embeddings,
+from multivec.distill.training import (DistillModel, DistillTask, LossConfig, TeacherMismatchError, aligned_embeddings,
                                       embed_documents, load_trained, train)
 from multivec.io import write_jsonl
 from multivec.training import TrainConfig
@@ -158,7 +158,9 @@ def test_a_frozen_backbone_scores_exactly_the_untrained_student(tmp_path):
     assert np.array_equal(np.asarray(frozen), np.asarray(untrained))
     trained = load_trained(tmp_path / "frozen")
     start, _ = _task(tmp_path / "start", LossConfig(structural="cosine", contextual="soft_cca"), student=student)
-    assert not torch.equal(trained.structural_head[0].weight, start.model.structural_head[0].weight)  # heads moved
+    assert not torch.equal(trained.contextual_head[0].weight, start.model.contextual_head[0].weight)  # heads moved
+    # the demo's structural head is fixed at its Procrustes start
+    assert torch.equal(trained.structural_head[0].weight, start.model.structural_head[0].weight)
     for (name, weight), (_, initial) in zip(trained.student.state_dict().items(),
                                             start.model.student.state_dict().items()):
         assert torch.equal(weight, initial), name  # the backbone did not
@@ -184,7 +186,8 @@ def test_backbone_and_heads_train_with_their_own_learning_rates(tmp_path):
     optimizer = make_optimizer(task.parameter_groups(cfg), cfg)
     by_id = {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
     backbone = [p for p in task.model.student.parameters()]
-    heads = [p for name, module in task.model.heads() for p in module.parameters()]
+    # every head that trains (the demo's structural head is fixed: test_a_fixed_structural_head_...)
+    heads = [p for name, module in task.model.heads() for p in module.parameters() if p.requires_grad]
     assert backbone and heads and len(by_id) == len(backbone) + len(heads)
     assert {by_id[id(p)] for p in backbone} == {1e-4} and {by_id[id(p)] for p in heads} == {1e-2}
     task, cfg = _task(tmp_path, LossConfig(structural="cosine", contextual=None), lr_scratch=None)
@@ -198,7 +201,8 @@ def test_a_fixed_structural_head_keeps_its_least_squares_start_while_the_backbon
 
     loss = LossConfig(structural="cosine", contextual=None)
     for trainable in (False, True):
-        task, cfg = _task(tmp_path / str(trainable), loss, student=tiny_student(structural_head_trainable=trainable))
+        task, cfg = _task(tmp_path / str(trainable), loss,
+                          student=tiny_student(structural_head_init="lstsq", structural_head_trainable=trainable))
         head = {n: p.detach().clone() for n, p in task.model.structural_head.named_parameters()}
         backbone = {n: p.detach().clone() for n, p in task.model.student.named_parameters()}
         optimizer = make_optimizer(task.parameter_groups(cfg), cfg)
@@ -212,7 +216,23 @@ def test_a_fixed_structural_head_keeps_its_least_squares_start_while_the_backbon
         head_moved = any(not torch.equal(p, head[n]) for n, p in task.model.structural_head.named_parameters())
         assert head_moved == trainable
         assert any(not torch.equal(p, backbone[n]) for n, p in task.model.student.named_parameters())
-    assert task.derived["structural_head_start"]["init"] == "lstsq"
+    start = task.derived["structural_head_start"]
+    assert start["init"] == "lstsq" and start["r2"] > 0.5  # 12 documents, 32 inputs: the fit is near exact
+
+
+def test_a_fixed_structural_head_must_start_at_a_fitted_map(tmp_path):
+    """A fixed head that no fitted map starts (init random, or hidden layers the maps cannot fill) would make
+    L_S imitate a random projection of the teacher: the run stops naming the settings. The demo default (one
+    Linear at the Procrustes map, fixed) and a trainable random head are accepted."""
+    loss = LossConfig(structural="cosine", contextual=None)
+    for settings in (dict(structural_head_init="random"), dict(structural_head=[8])):
+        with pytest.raises(ValueError, match="structural_head_trainable is false"):
+            DistillModel(tiny_student(structural_head_trainable=False, **settings), loss, 16, 8)
+    assert StudentConfig().structural_head_init == "procrustes" and not StudentConfig().structural_head_trainable
+    DistillModel(tiny_student(), loss, 16, 8)
+    DistillModel(tiny_student(structural_head_init="random", structural_head_trainable=True), loss, 16, 8)
+    DistillModel(tiny_student(structural_head_init="random"), LossConfig(structural=None, contextual="soft_cca"),
+                 16, 8)  # no L_S: the head is never used
 
 
 def test_the_orthogonal_start_recovers_a_rotation_and_keeps_the_students_geometry(tmp_path):
@@ -257,7 +277,7 @@ def test_an_ls_only_run_never_batches_a_document_outside_the_length_mask(tmp_pat
     assert sorted(i for b in both.epoch_batches(0) for i in b) == list(range(len(both.documents)))  # L_C: all
 
 
-def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_least_squares(tmp_path):
+def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_its_fitted_map(tmp_path):
     make_data(tmp_path)
     run(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"), steps=4)
     import csv
@@ -267,7 +287,7 @@ def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_least_sq
     for term in ("structural", "contextual", "soft_cca_mse", "sdl_student", "sdl_teacher", "mask_share"):
         assert all(row[f"train_{term}"] != "" for row in rows), term
     start = json.loads((tmp_path / "model" / "config.json").read_text())["derived"]["structural_head_start"]
-    assert start["init"] == "lstsq" and start["r2"] > 0.5  # 12 documents, 32 inputs: the fit is near exact
+    assert start["init"] == "procrustes" and 0 < start["mean_cosine"] <= 1 and start["documents"] == 12
 
 
 def test_training_pieces_that_share_text_with_an_evaluation_document_are_dropped():

@@ -62,7 +62,7 @@ def least_squares_map(inputs, targets, ridge: float = LSTSQ_RIDGE):
     return weight, t_mean - x_mean @ weight
 
 
-def _single_linear(head: nn.Module) -> nn.Linear | None:
+def single_linear(head: nn.Module) -> nn.Linear | None:
     """The head's only layer when it is one Linear (bare or the single module of a Sequential), else None."""
     if isinstance(head, nn.Linear):
         return head
@@ -113,7 +113,7 @@ def initialise_structural_head(head: nn.Module, student_embeddings, teacher_embe
 
     if method not in STRUCTURAL_MAPS:
         raise ValueError(f"structural head start {method!r}: expected one of {', '.join(STRUCTURAL_MAPS)}")
-    layer = _single_linear(head)
+    layer = single_linear(head)
     if layer is None:
         return None
     weight, bias = STRUCTURAL_MAPS[method](student_embeddings, teacher_embeddings)
@@ -168,7 +168,7 @@ def initialise_contextual_heads(student_head: nn.Module, teacher_head: nn.Module
     """Start the student-side and teacher-side SoftCCA heads, each a single Linear to k dimensions, at the
     linear CCA of the two views (``canonical_correlation_maps``). Deeper heads keep their own start (None is
     returned); else the k in-sample canonical correlations' mean, first and last are returned."""
-    student_linear, teacher_linear = _single_linear(student_head), _single_linear(teacher_head)
+    student_linear, teacher_linear = single_linear(student_head), single_linear(teacher_head)
     if student_linear is None or teacher_linear is None:
         return None
     k = student_linear.out_features

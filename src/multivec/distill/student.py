@@ -45,11 +45,12 @@ class StudentConfig:
     # of the training documents to the structural teacher's (multivec.distill.projection.initialise_structural_head);
     # "procrustes" = the orthogonal map between them (it cannot fit the documents exactly, as lstsq does when
     # they are fewer than the student's dimensions); "random" = PyTorch's default initialisation.
-    structural_head_init: str = "lstsq"
+    structural_head_init: str = "procrustes"
     # False: the structural head stays at its start and only the backbone learns L_S, so L_S shapes the scored
     # embedding instead of being absorbed by the head (the thesis's student has no head: Longformer and mpnet
-    # are both 768-d; results/experiments/distill_fixed_structural_head).
-    structural_head_trainable: bool = True
+    # are both 768-d; results/experiments/distill_fixed_structural_head). A fixed head must start at a fitted
+    # map (lstsq or procrustes): a fixed random one would make L_S imitate a random projection of the teacher.
+    structural_head_trainable: bool = False
     # The SoftCCA heads' start: "cca" = the linear CCA of the untrained student's and the contextual teacher's
     # embeddings of the training documents (multivec.distill.projection.initialise_contextual_heads; one Linear
     # per side); "random" = PyTorch's default initialisation (the authors' code).

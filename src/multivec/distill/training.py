@@ -28,7 +28,7 @@ from torch import nn
 from multivec.dataclass_config import from_dict
 from multivec.distill.combination import COMBINATIONS, combine_losses
 from multivec.distill.losses import CONTEXTUAL_LOSSES, STRUCTURAL_LOSSES, contextual_loss, structural_loss
-from multivec.distill.projection import output_dim, projection_head
+from multivec.distill.projection import STRUCTURAL_MAPS, output_dim, projection_head, single_linear
 from multivec.distill.student import Student, StudentConfig
 from multivec.io import MalformedInputError, read_json, read_jsonl, write_json
 from multivec.training.batching import epoch_batches
@@ -95,6 +95,15 @@ class DistillModel(nn.Module):
         if output_dim(hidden, layers) != structural_dim:
             layers.append(structural_dim)
         self.structural_head = projection_head(hidden, layers, student_config.activation)
+        # a head with weights that no fitted map starts (structural_head_init random, or hidden layers)
+        unfitted = any(isinstance(m, nn.Linear) for m in self.structural_head.modules()) and (
+            student_config.structural_head_init not in STRUCTURAL_MAPS or single_linear(self.structural_head) is None)
+        if loss_config.structural and unfitted and not student_config.structural_head_trainable:
+            raise ValueError(f"distill.student: structural_head_trainable is false, but the structural head "
+                             f"({hidden} -> {structural_dim}, hidden layers {list(student_config.structural_head)}, "
+                             f"init {student_config.structural_head_init}) keeps a random start, so L_S would pull "
+                             f"the student towards a fixed random projection of its teacher; use one Linear started "
+                             f"at lstsq or procrustes, or let the head train")
         self.structural_head.requires_grad_(student_config.structural_head_trainable)
         self.structural_dim = structural_dim
         self.structural_loss = structural_loss(loss_config.structural, gamma=loss_config.gamma,
@@ -210,7 +219,7 @@ class DistillTask(TrainingTask):
         self.student_start = student_start  # the untrained student's embeddings of the documents (lstsq start)
 
     def setup(self, out_dir: Path, runtime: Runtime, resuming: bool) -> None:
-        from multivec.distill.projection import STRUCTURAL_MAPS, initialise_contextual_heads, initialise_structural_head
+        from multivec.distill.projection import initialise_contextual_heads, initialise_structural_head
         from multivec.distill.student import embed_texts
 
         self.model = DistillModel(self.student_config, self.loss_config, self.structural.shape[1],
