@@ -233,6 +233,9 @@ def test_a_fixed_structural_head_must_start_at_a_fitted_map(tmp_path):
     DistillModel(tiny_student(structural_head_init="random", structural_head_trainable=True), loss, 16, 8)
     DistillModel(tiny_student(structural_head_init="random"), LossConfig(structural=None, contextual="soft_cca"),
                  16, 8)  # no L_S: the head is never used
+    # a trainable head with hidden layers keeps its own start (it used to reach the fit and fail on its None)
+    task, _ = _task(tmp_path, loss, student=tiny_student(structural_head=[8], structural_head_trainable=True))
+    assert not task.model.structural_head_fitted and task.derived["structural_head_start"] is None
 
 
 def test_the_orthogonal_start_recovers_a_rotation_and_keeps_the_students_geometry(tmp_path):

@@ -95,10 +95,13 @@ class DistillModel(nn.Module):
         if output_dim(hidden, layers) != structural_dim:
             layers.append(structural_dim)
         self.structural_head = projection_head(hidden, layers, student_config.activation)
-        # a head with weights that no fitted map starts (structural_head_init random, or hidden layers)
-        unfitted = any(isinstance(m, nn.Linear) for m in self.structural_head.modules()) and (
-            student_config.structural_head_init not in STRUCTURAL_MAPS or single_linear(self.structural_head) is None)
-        if loss_config.structural and unfitted and not student_config.structural_head_trainable:
+        # setup() starts the head at a fitted map when L_S uses it and it is one Linear; a head with weights
+        # that no map starts (structural_head_init random, or hidden layers) keeps PyTorch's random start
+        self.structural_head_fitted = bool(loss_config.structural) and single_linear(self.structural_head) is not None \
+            and student_config.structural_head_init in STRUCTURAL_MAPS
+        has_weights = any(isinstance(m, nn.Linear) for m in self.structural_head.modules())
+        if loss_config.structural and has_weights and not self.structural_head_fitted \
+                and not student_config.structural_head_trainable:
             raise ValueError(f"distill.student: structural_head_trainable is false, but the structural head "
                              f"({hidden} -> {structural_dim}, hidden layers {list(student_config.structural_head)}, "
                              f"init {student_config.structural_head_init}) keeps a random start, so L_S would pull "
@@ -242,9 +245,7 @@ class DistillTask(TrainingTask):
             return embed_texts(self.model.student, [texts[i] for i in rows], self.cfg.batch_size)
 
         head_start = contextual_start = None
-        has_linear = any(isinstance(m, nn.Linear) for m in self.model.structural_head.modules())
-        if self.student_config.structural_head_init in STRUCTURAL_MAPS \
-                and self.loss_config.structural is not None and has_linear:
+        if self.model.structural_head_fitted:
             # fitted on the documents L_S trains on (inside the mask; all when fewer than two are)
             rows = [i for i in range(len(texts)) if self.mask[i] > 0]
             rows = rows if len(rows) >= 2 else list(range(len(texts)))
