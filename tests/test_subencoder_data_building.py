@@ -122,7 +122,7 @@ def test_training_rows_labels_positives_transitively_and_uniquely():
     segments = {"a": _seg("a", "A1", "A2"), "b": _seg("b", "B1", "B2", "B3"), "c": _seg("c", "C1"),
                 "d": _seg("d", "D1"), "e": _seg("e")}
     judge = ScriptedJudge({("A1", "B1"), ("A1", "B3"), ("C1", "D1")})
-    rows, counts = build_rows(pairs, segments, judge)
+    rows, counts = build_rows(pairs, segments, judge, linking="transitive")
     assert counts.pairs_kept == 2 and counts.pairs_missing_segments == 1 and counts.pairs_without_positive == 0
     assert len(judge.asked) == 2 * 3 + 1
     by_id = {r["id"]: r for r in rows}
@@ -132,8 +132,29 @@ def test_training_rows_labels_positives_transitively_and_uniquely():
     c, d = by_id["p2:a"]["propositions"], by_id["p2:b"]["propositions"]
     assert c[0]["label"] == d[0]["label"] and c[0]["label"] not in {p["label"] for p in a + b}
     assert counts.labels == 4 and all(validate_row(r) is None for r in rows)
+    assert counts.sibling_labels == 1 and counts.linked_proposition_pairs == 3  # B1, B3 share A1's label
     rows, counts = build_rows(pairs[:1], segments, ScriptedJudge(set()))
     assert rows == [] and counts.pairs_without_positive == 1
+
+
+def test_one_to_one_linking_never_gives_two_propositions_of_a_sentence_one_label():
+    """A lenient judge passes "Kim is an actor" against both of the other sentence's facts. Closed
+    transitively, the two facts of each sentence would share a label, i.e. be trained as positives of each
+    other; the default matching keeps the most links, each fact with its most similar partner."""
+    pairs = [SentencePair("p1", "a", "x", "b", "y")]
+    segments = {"a": _seg("a", "Kim is an actor", "Kim is a producer"),
+                "b": _seg("b", "Kim Lee is producer", "Kim Lee is actor", "Kim Lee was born in 1970")}
+    everything = {(x, y) for x in ("Kim is an actor", "Kim is a producer")
+                  for y in ("Kim Lee is producer", "Kim Lee is actor")}
+    rows, counts = build_rows(pairs, segments, ScriptedJudge(everything))
+    a, b = rows[0]["propositions"], rows[1]["propositions"]
+    assert a[0]["label"] == b[1]["label"] and a[1]["label"] == b[0]["label"]  # actor-actor, producer-producer
+    assert len({p["label"] for p in a}) == 2 and len({p["label"] for p in b}) == 3
+    assert (counts.linked_proposition_pairs, counts.positive_proposition_pairs, counts.sibling_labels) == (2, 4, 0)
+    _, transitive = build_rows(pairs, segments, ScriptedJudge(everything), linking="transitive")
+    assert transitive.sibling_labels == 2 and transitive.linked_proposition_pairs == 4
+    with pytest.raises(ValueError, match="linking"):
+        build_rows(pairs, segments, ScriptedJudge(everything), linking="closure")
 
 
 def test_dev_split_keeps_pairs_together_and_is_seeded():

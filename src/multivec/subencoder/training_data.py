@@ -7,8 +7,17 @@ sentence of a kept pair (the interface the model side reads)::
 
     {"id", "sentence", "pair_id", "propositions": [{"text", "char_spans", "label"}]}
 
-Labels: propositions linked by a positive judgement (transitively, within the pair) share a
-label; every other proposition has a label of its own. Labels are unique across the file, so
+Labels (``subencoder.data.linking``): propositions linked by a positive judgement share a label;
+every other proposition has a label of its own. Which links count:
+
+- ``one_to_one`` (default): a maximum one-to-one matching of the positive proposition pairs of a
+  sentence pair (``linear_sum_assignment``; among matchings with the most links, the one with the
+  highest content-word Jaccard). Bidirectional entailment between two sentences' atomic facts is
+  close to one-to-one, and the authors' code makes every other proposition of the same sentence
+  a negative; a lenient judge (the demo's similarity proxy) passes "X is an actor" against both
+  "X is actor" and "X is producer", and closing those links transitively would give siblings of
+  one sentence a shared label, i.e. train them as positives of each other.
+- ``transitive``: every positive link, closed transitively within the pair (the first version). Labels are unique across the file, so
 propositions of different pairs in one batch are always negatives. Propositions with empty
 char spans (unaligned) are dropped and counted (``propositions_unaligned``), never pooled as an
 empty mask. A held-out share of the *pairs* (seeded) is the dev file for validation loss.
@@ -21,11 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 from multivec.io import MalformedInputError, iter_jsonl
-from multivec.subencoder.nli import PairJudge
+from multivec.subencoder.nli import PairJudge, content_forms
 from multivec.subencoder.sentence_pairs import SentencePair
 
 
@@ -76,6 +88,8 @@ class BuildCounts:
     propositions: int = 0
     propositions_unaligned: int = 0  # empty char spans in the segments: dropped, never an empty mask
     labels: int = 0
+    linked_proposition_pairs: int = 0  # the positive links the labels use (all of them under transitive)
+    sibling_labels: int = 0  # labels held by two or more propositions of one sentence (0 under one_to_one)
     extra: dict = field(default_factory=dict)
 
 
@@ -86,9 +100,32 @@ def _find(parent: list[int], i: int) -> int:
     return i
 
 
+LINKINGS = ("one_to_one", "transitive")
+
+
+def one_to_one_links(positive: np.ndarray, a_texts: Sequence[str], b_texts: Sequence[str]) -> list[tuple[int, int]]:
+    """A maximum matching of the ``positive`` (na, nb) boolean matrix: the most links, ties to content-word
+    Jaccard. The Jaccard bonus is below ``1 / min(na, nb)`` per link, so it never trades a link away."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not positive.any():
+        return []
+    forms_a = [content_forms(t) for t in a_texts]
+    forms_b = [content_forms(t) for t in b_texts]
+    bonus = np.zeros(positive.shape)
+    for i, j in zip(*np.nonzero(positive)):
+        union = forms_a[i] | forms_b[j]
+        bonus[i, j] = len(forms_a[i] & forms_b[j]) / len(union) if union else 0.0
+    weight = positive * (1.0 + bonus / (min(positive.shape) + 1))
+    rows, cols = linear_sum_assignment(weight, maximize=True)
+    return [(int(i), int(j)) for i, j in zip(rows, cols) if positive[i, j]]
+
+
 def build_rows(pairs: Sequence[SentencePair], segments: dict[str, SegmentedSentence], judge: PairJudge,
-               ) -> tuple[list[dict], BuildCounts]:
-    """Rows (two per kept pair, ``a`` then ``b``) and counts."""
+               linking: str = "one_to_one") -> tuple[list[dict], BuildCounts]:
+    """Rows (two per kept pair, ``a`` then ``b``) and counts; ``linking`` is one of ``LINKINGS``."""
+    if linking not in LINKINGS:
+        raise ValueError(f"subencoder.data.linking {linking!r}: expected one of {', '.join(LINKINGS)}")
     counts = BuildCounts(pairs_in=len(pairs))
     usable = []
     questions: list[tuple[str, str]] = []
@@ -112,17 +149,20 @@ def build_rows(pairs: Sequence[SentencePair], segments: dict[str, SegmentedSente
     next_label = 0
     for pair, a, b, offset in usable:
         na, nb = len(a.propositions), len(b.propositions)
-        parent = list(range(na + nb))
-        linked = False
-        for i in range(na):
-            for j in range(nb):
-                if verdicts[offset + i * nb + j]:
-                    linked = True
-                    parent[_find(parent, i)] = _find(parent, na + j)
-        if not linked:
+        positive = np.array(verdicts[offset:offset + na * nb], dtype=bool).reshape(na, nb)
+        if linking == "one_to_one":
+            links = one_to_one_links(positive, [p["text"] for p in a.propositions],
+                                     [p["text"] for p in b.propositions])
+        else:
+            links = [(int(i), int(j)) for i, j in zip(*np.nonzero(positive))]
+        if not links:
             counts.pairs_without_positive += 1
             continue
         counts.pairs_kept += 1
+        counts.linked_proposition_pairs += len(links)
+        parent = list(range(na + nb))
+        for i, j in links:
+            parent[_find(parent, i)] = _find(parent, na + j)
         label_of: dict[int, int] = {}
         labels = []
         for k in range(na + nb):
@@ -131,6 +171,8 @@ def build_rows(pairs: Sequence[SentencePair], segments: dict[str, SegmentedSente
                 label_of[root] = next_label
                 next_label += 1
             labels.append(label_of[root])
+        for side in (labels[:na], labels[na:]):
+            counts.sibling_labels += sum(1 for n in Counter(side).values() if n > 1)
         for side, sentence, first in (("a", a, 0), ("b", b, na)):
             rows.append({"id": f"{pair.pair_id}:{side}", "sentence": sentence.sentence, "pair_id": pair.pair_id,
                          "source_id": sentence.id,
