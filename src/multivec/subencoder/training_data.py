@@ -17,10 +17,11 @@ every other proposition has a label of its own. Which links count:
   a negative; a lenient judge (the demo's similarity proxy) passes "X is an actor" against both
   "X is actor" and "X is producer", and closing those links transitively would give siblings of
   one sentence a shared label, i.e. train them as positives of each other.
-- ``transitive``: every positive link, closed transitively within the pair (the first version). Labels are unique across the file, so
-propositions of different pairs in one batch are always negatives. Propositions with empty
-char spans (unaligned) are dropped and counted (``propositions_unaligned``), never pooled as an
-empty mask. A held-out share of the *pairs* (seeded) is the dev file for validation loss.
+- ``transitive``: every positive link, closed transitively within the pair (the first version).
+
+Labels are unique across the file, so propositions of different pairs in one batch are always
+negatives. Propositions with empty char spans (unaligned) are dropped and counted
+(``propositions_unaligned``), never pooled as an empty mask. A held-out share of the *pairs* (seeded) is the dev file for validation loss.
 
 ``read_segments`` reads a segmenter's output (``segments.jsonl``): a sentence id that is not a
 sentence of the pairs, or one given twice, stops naming the file, line and id.
@@ -105,7 +106,8 @@ LINKINGS = ("one_to_one", "transitive")
 
 def one_to_one_links(positive: np.ndarray, a_texts: Sequence[str], b_texts: Sequence[str]) -> list[tuple[int, int]]:
     """A maximum matching of the ``positive`` (na, nb) boolean matrix: the most links, ties to content-word
-    Jaccard. The Jaccard bonus is below ``1 / min(na, nb)`` per link, so it never trades a link away."""
+    Jaccard. A link's Jaccard bonus is at most ``1 / (min(na, nb) + 1)``, so all bonuses together are worth
+    less than one link and never trade a link away."""
     from scipy.optimize import linear_sum_assignment
 
     if not positive.any():
