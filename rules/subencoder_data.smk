@@ -133,6 +133,7 @@ rule subencoder_data_training:
         meta=f"{SUBENCODER_DATA_DIR}/meta.json",
     params:
         settings=SUBDATA,
+        linking=SUBDATA["linking"],  # which positive links give shared labels (docs/decisions.md, issue 20)
         nli=config["subencoder"]["nli"],
         seed=config["seed"],
     log:

@@ -190,7 +190,8 @@ def test_the_build_writes_the_unaligned_count_into_meta_json(tmp_path, monkeypat
     snakemake = _fake_snakemake(
         {"pairs": pairs, "segments": segments, "segments_meta": segments.parent / "meta.json"},
         {"train": out / "train.jsonl", "dev": out / "dev.jsonl", "meta": out / "meta.json"},
-        {"settings": {"dev_fraction": 0.0, "min_kept_pairs": 1}, "nli": {"kind": "proxy"}, "seed": 13},
+        {"settings": {"dev_fraction": 0.0, "min_kept_pairs": 1}, "linking": "one_to_one", "nli": {"kind": "proxy"},
+         "seed": 13},
         tmp_path / "training.log")
     runpy.run_path(str(REPO / "workflow" / "scripts" / "subencoder_data_training.py"),
                    init_globals={"snakemake": snakemake})
@@ -198,6 +199,7 @@ def test_the_build_writes_the_unaligned_count_into_meta_json(tmp_path, monkeypat
     assert meta["counts"]["propositions_unaligned"] == 5  # 4 left out by the segmenter + 1 empty span here
     assert meta["segmenter"] == ORACLE_NAME and ORACLE_NAME in meta["stand_ins"]
     assert meta["counts"]["train_rows"] == 2
+    assert meta["linking"] == "one_to_one" and meta["counts"]["sibling_labels"] == 0
 
 
 def test_an_oracle_with_another_pairs_source_stops_before_any_job(tmp_path, mirror):

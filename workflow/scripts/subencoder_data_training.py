@@ -15,8 +15,7 @@ with rule_logging(snakemake.log[0]) as log:
     segments = read_segments(snakemake.input.segments, known, snakemake.input.pairs)
     segmented = read_json(snakemake.input.segments_meta)
     judge = judge_from_config(snakemake.params.nli)
-    linking = settings.get("linking", "one_to_one")  # the schema's default, for configs written before it
-    rows, counts = build_rows(pairs, segments, judge, linking)
+    rows, counts = build_rows(pairs, segments, judge, snakemake.params.linking)
     warnings: list = []
     check_minimum("training sentence pairs", counts.pairs_kept, settings.get("min_kept_pairs"),
                   [snakemake.input.pairs, snakemake.input.segments], warnings)
@@ -35,7 +34,7 @@ with rule_logging(snakemake.log[0]) as log:
                 "propositions_per_segmented_sentence": seg_counts.get("propositions_per_segmented_sentence")},
                warnings, judge=judge.name, segmenter=segmenter, alignment=segmented.get("alignment"),
                stand_ins=stand_ins, dev_fraction=settings["dev_fraction"],
-               linking=linking)
+               linking=snakemake.params.linking)
     log.info("%d of %d pairs kept (%d positive of %d proposition pairs): %d train, %d dev rows; %d unaligned "
              "propositions dropped", counts.pairs_kept, counts.pairs_in, counts.positive_proposition_pairs,
              counts.candidate_proposition_pairs, len(train), len(dev), unaligned)

@@ -80,6 +80,12 @@ def content_forms(text: str) -> frozenset[str]:
     return frozenset(normalise(w) for w in words if any(c.isalnum() for c in w) and w.lower() not in STOP_WORDS)
 
 
+def content_jaccard(forms_a: frozenset[str], forms_b: frozenset[str]) -> float:
+    """Jaccard overlap of two ``content_forms`` sets (0 when both are empty)."""
+    union = forms_a | forms_b
+    return len(forms_a & forms_b) / len(union) if union else 0.0
+
+
 @dataclass
 class SimilarityProxy:
     """Demo stand-in for the NLI model: cosine AND lexical overlap, both symmetric."""
@@ -113,9 +119,7 @@ class SimilarityProxy:
         out = []
         for a, b in pairs:
             cosine = float(vectors[index[a]] @ vectors[index[b]])
-            union = forms[a] | forms[b]
-            overlap = len(forms[a] & forms[b]) / len(union) if union else 0.0
-            out.append(cosine >= self.threshold and overlap >= self.min_overlap)
+            out.append(cosine >= self.threshold and content_jaccard(forms[a], forms[b]) >= self.min_overlap)
         return out
 
 

@@ -21,7 +21,8 @@ every other proposition has a label of its own. Which links count:
 
 Labels are unique across the file, so propositions of different pairs in one batch are always
 negatives. Propositions with empty char spans (unaligned) are dropped and counted
-(``propositions_unaligned``), never pooled as an empty mask. A held-out share of the *pairs* (seeded) is the dev file for validation loss.
+(``propositions_unaligned``), never pooled as an empty mask. A held-out share of the *pairs*
+(seeded) is the dev file for validation loss.
 
 ``read_segments`` reads a segmenter's output (``segments.jsonl``): a sentence id that is not a
 sentence of the pairs, or one given twice, stops naming the file, line and id.
@@ -38,7 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from multivec.io import MalformedInputError, iter_jsonl
-from multivec.subencoder.nli import PairJudge, content_forms
+from multivec.subencoder.nli import PairJudge, content_forms, content_jaccard
 from multivec.subencoder.sentence_pairs import SentencePair
 
 
@@ -116,8 +117,7 @@ def one_to_one_links(positive: np.ndarray, a_texts: Sequence[str], b_texts: Sequ
     forms_b = [content_forms(t) for t in b_texts]
     bonus = np.zeros(positive.shape)
     for i, j in zip(*np.nonzero(positive)):
-        union = forms_a[i] | forms_b[j]
-        bonus[i, j] = len(forms_a[i] & forms_b[j]) / len(union) if union else 0.0
+        bonus[i, j] = content_jaccard(forms_a[i], forms_b[j])
     weight = positive * (1.0 + bonus / (min(positive.shape) + 1))
     rows, cols = linear_sum_assignment(weight, maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols) if positive[i, j]]
