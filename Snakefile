@@ -121,6 +121,7 @@ rule all:
         ["results/distill_geometry.csv"] if distill_geometry_tasks() else [],
         DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
         "results/nugget_fig4_bleu_vs_ratio.csv",
+        "results/nugget_memory_use.csv",
         "results/nugget_fig5_selected_tokens.csv",
         "results/nugget_fig5_shares.csv",
         "results/nugget_fig7_8_gain_bins.csv",

@@ -61,3 +61,45 @@ rule nugget_base_gate:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/nugget_base_gate.py"
+
+
+def memory_use_models():
+    """The models whose memory use is measured: Table 2's trained rows at the first tables seed, then each of
+    their objectives' shared r = 1 model; name -> {objective, folder}."""
+    seed = model_seeds("tables")[0]
+    models = {name: {"objective": row["objective"], "folder": model_dir(name, seed)}
+              for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS}
+    for objective in sorted({m["objective"] for m in models.values()}):
+        models[f"{objective}_base_r1"] = {"objective": objective, "folder": base_dir(objective)}
+    return models
+
+
+rule nugget_memory_use:
+    # Does the decoder read the nuggets? (issue 18, multivec.nugget.analysis.memory_use): dev loss with each
+    # document's own memory vs another document's, and (AE) by distance to the nearest nugget.
+    input:
+        models=[f"{m['folder']}/model.safetensors" for m in memory_use_models().values()],
+        dev=sorted({corpus(m["objective"], "dev") for m in memory_use_models().values()}),
+    output:
+        csv=report("results/nugget_memory_use.csv", caption="../workflow/report/nugget_memory_use.rst",
+                   category="NUGGET"),
+        md=report("results/nugget_memory_use.md", caption="../workflow/report/nugget_memory_use.rst",
+                  category="NUGGET"),
+    params:
+        models=memory_use_models(),
+        dev={objective: corpus(objective, "dev") for objective in ("ae", "mt")},
+        settings=config["nugget_analysis"]["memory_use"],
+        statistics=statistics_params(),
+    log:
+        "logs/nugget_base/memory_use.log",
+    benchmark:
+        "benchmarks/rules/nugget_base/memory_use.tsv"
+    threads: rule_resources("encode")["threads"]
+    resources:
+        mem_mb=rule_resources("encode")["mem_mb"],
+        runtime=rule_resources("encode")["runtime"],
+        gpu=rule_resources("encode").get("gpu", 0),
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/nugget_memory_use.py"

@@ -94,6 +94,10 @@ def test_ratio_bootstrap_cis_equal_a_per_cell_loop_over_the_same_draws():
                                   ratio_bootstrap_cis(a[:, :4], np.repeat(shared, 4, 1), seed=5))
     with pytest.raises(ValueError, match="one shape or"):
         ratio_bootstrap_cis(np.ones((3, 2)), np.ones((3, 3)))
+    # every cell unreached (one cell, all denominators 0): NaN, not an unpacking error (found by the memory use
+    # table's empty distance bins of the r = 1 model)
+    lo, hi = ratio_bootstrap_cis(np.zeros((6, 1)), np.zeros((6, 1)), n_resamples=50)
+    assert math.isnan(lo[0]) and math.isnan(hi[0])
 
 
 def test_seeds_pool_units_and_report_their_spread():

@@ -137,7 +137,8 @@ def ratio_bootstrap_cis(numerators: np.ndarray, denominators: np.ndarray, confid
     """Percentile bootstrap CIs of Σ_u a[u, c] / Σ_u b[u, c] for every cell c, resampling the units u
     (rows) jointly: (units × cells) numerators and denominators of that shape or (units × 1), one per unit
     shared by every cell; (lo, hi) of shape (cells,) out. A resample in which a
-    cell's denominator sums to 0 leaves that cell out of its percentiles; a cell with no units is NaN."""
+    cell's denominator sums to 0 leaves that cell out of its percentiles; a cell with no units, or whose
+    denominators are all 0, is NaN."""
     a = np.asarray(numerators, dtype=np.float64)
     b = np.asarray(denominators, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or b.shape not in (a.shape, (a.shape[0], 1)):
@@ -159,8 +160,9 @@ def ratio_bootstrap_cis(numerators: np.ndarray, denominators: np.ndarray, confid
     replicates[~np.isfinite(replicates)] = np.nan
     reached = ~np.all(np.isnan(replicates), axis=0)
     alpha = 1.0 - confidence
-    lo[reached], hi[reached] = np.nanpercentile(replicates[:, reached], [100 * alpha / 2, 100 * (1 - alpha / 2)],
-                                                axis=0)
+    if reached.any():  # a cell whose denominators are all 0 has no ratio in any resample: it stays NaN
+        lo[reached], hi[reached] = np.nanpercentile(replicates[:, reached], [100 * alpha / 2, 100 * (1 - alpha / 2)],
+                                                    axis=0)
     return lo, hi
 
 
