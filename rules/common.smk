@@ -129,6 +129,17 @@ def model_files(row_name, seed):
     return zoo_files(row["objective"], row_variant(row), seed)
 
 
+def memory_use_models():
+    """The models whose memory use is measured: Table 2's trained rows at the first tables seed, then each of
+    their objectives' shared r = 1 model; name -> {objective, folder}."""
+    seed = model_seeds("tables")[0]
+    models = {name: {"objective": ROWS[name]["objective"], "folder": model_dir(name, seed)}
+              for name in trained_row_names()}
+    for objective in sorted({m["objective"] for m in models.values()}):
+        models[f"{objective}_base_r1"] = {"objective": objective, "folder": base_dir(objective)}
+    return models
+
+
 def trained_row_names():
     return [name for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS]
 

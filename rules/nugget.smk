@@ -63,17 +63,6 @@ rule nugget_base_gate:
         "../workflow/scripts/nugget_base_gate.py"
 
 
-def memory_use_models():
-    """The models whose memory use is measured: Table 2's trained rows at the first tables seed, then each of
-    their objectives' shared r = 1 model; name -> {objective, folder}."""
-    seed = model_seeds("tables")[0]
-    models = {name: {"objective": row["objective"], "folder": model_dir(name, seed)}
-              for name, row in ROWS.items() if row["kind"] in TRAINED_KINDS}
-    for objective in sorted({m["objective"] for m in models.values()}):
-        models[f"{objective}_base_r1"] = {"objective": objective, "folder": base_dir(objective)}
-    return models
-
-
 rule nugget_memory_use:
     # Does the decoder read the nuggets? (issue 18, multivec.nugget.analysis.memory_use): dev loss with each
     # document's own memory vs another document's, and (AE) by distance to the nearest nugget.
