@@ -44,7 +44,9 @@ def sacct(run_id: str, since: datetime) -> list[dict]:
 
 JOB_BLOCK = re.compile(r"^(local)?rule (\w+):\n((?:    .*\n)+)", re.MULTILINE)
 GROUP_HEADER = re.compile(r"^.*Group job (\S+) \(jobs in lexicogr\. order\):$", re.MULTILINE)
-GROUP_MEMBER = re.compile(r"(?:\n|Shell command: .*\n)*    \[.*\]\n    (local)?rule (\w+):\n((?:        .*\n)+)")
+# A job of a group job: its block indented by 4 (textwrap.indent of the job's record). Only a group's jobs are
+# printed indented, so every such block belongs to the last group header above it.
+GROUP_MEMBER = re.compile(r"^    (local)?rule (\w+):\n((?:        .*\n)+)", re.MULTILINE)
 
 
 def _job(local: str, rule: str, block: str, group: str | None = None, group_job: int | None = None) -> dict:
@@ -63,15 +65,17 @@ def jobs_of_run(output: str) -> list[dict]:
     """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
     included) as Snakemake resolved them from the profile and the config. A job of a group job (``--groups``)
     is printed indented under its group's header; it carries the group's name in ``group`` and, in
-    ``group_job``, a number shared by the jobs of one group job (several group jobs can have one name)."""
+    ``group_job``, a number shared by the jobs of one group job (several group jobs can have one name).
+
+    A group's jobs are separate log records, so in a real run another thread's records (the SLURM executor's
+    "Finished jobid: ..." and progress lines, a dry run's "Shell command") can fall between them: a job is
+    assigned to the last group header before it, not to the header it immediately follows."""
     jobs = [_job(*found) for found in JOB_BLOCK.findall(output)]
-    for number, header in enumerate(GROUP_HEADER.finditer(output)):
-        # The group's jobs follow its header at once, each an indented block (a dry run adds "Shell command"
-        # lines, unindented, between them).
-        position = header.end() + 1
-        while member := GROUP_MEMBER.match(output, position):
-            jobs.append(_job(*member.groups(), group=header.group(1), group_job=number))
-            position = member.end()
+    headers = list(GROUP_HEADER.finditer(output))
+    for member in GROUP_MEMBER.finditer(output):
+        above = [number for number, header in enumerate(headers) if header.end() <= member.start()]
+        assert above, f"a group's job printed before any group header: {member.group(0)[:300]}"
+        jobs.append(_job(*member.groups(), group=headers[above[-1]].group(1), group_job=above[-1]))
     return jobs
 
 

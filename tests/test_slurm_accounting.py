@@ -92,3 +92,24 @@ def test_a_group_named_by_wildcards_is_one_slurm_job_per_model():
     rules = {j["rule"] for j in asked}
     assert rule_of("rule_encode_tsdae_mt/seed13_encode_task", rules) == "encode_tsdae_mt/seed13_encode_task"
     assert rule_of("rule_encode_task_wildcards_base_encoder_pi", rules) == "encode_task"
+
+
+def test_a_group_job_keeps_its_jobs_when_other_records_fall_between_them():
+    """CI at 946c240: in the rehearsal's real run the executor's "Finished jobid" and progress records fell
+    between the jobs of a six-job group; the parser stopped at the first of them, counted five jobs (150 min)
+    where SLURM ran six (180 min), and the rehearsal failed on a request that was right."""
+    interleaved = (f"{STAMP}\nFinished jobid: 3 (Rule: subencoder_eval_base)\n41 of 240 steps (17%) done\n")
+    members = [block("subencoder_eval_base", f"results/subencoder/base/{name}.json", indent="    ")
+               for name in ("a", "b", "c")]
+    log = "\n".join([
+        group("subencoder_base", members[0], interleaved + members[1], members[2]),
+        interleaved,
+        group("subencoder_base", block("subencoder_eval_base", "results/subencoder/base/d.json", indent="    ")),
+    ])
+    jobs = jobs_of_run(log)
+    assert [(j["group"], j["group_job"], j["output"]) for j in jobs] == [
+        ("subencoder_base", 0, ["results/subencoder/base/a.json"]),
+        ("subencoder_base", 0, ["results/subencoder/base/b.json"]),
+        ("subencoder_base", 0, ["results/subencoder/base/c.json"]),
+        ("subencoder_base", 1, ["results/subencoder/base/d.json"])]
+    assert [j["resources"]["runtime"] for j in slurm_jobs(jobs)] == [90, 30]
