@@ -42,41 +42,57 @@ def sacct(run_id: str, since: datetime) -> list[dict]:
     return [dict(zip(fields, line.split("|"))) for line in text.splitlines() if line.strip()]
 
 
-JOB_BLOCK = re.compile(r"^(local)?rule (\w+):\n((?:    .*\n)+)", re.MULTILINE)
 GROUP_HEADER = re.compile(r"^.*Group job (\S+) \(jobs in lexicogr\. order\):$", re.MULTILINE)
-# A job of a group job: its block indented by 4 (textwrap.indent of the job's record). Only a group's jobs are
-# printed indented, so every such block belongs to the last group header above it.
-GROUP_MEMBER = re.compile(r"^    (local)?rule (\w+):\n((?:        .*\n)+)", re.MULTILINE)
+# The first line of a job's record: "rule <name>:", indented by 4 for a job of a group job (textwrap.indent of
+# its record under the group's header; nothing else Snakemake prints looks like it).
+RULE_LINE = re.compile(r"^(    )?(local)?rule (\w+):$", re.MULTILINE)
+# Where a job's record may end at the latest: the next job's or group's record (its timestamp line or header).
+RECORD_START = re.compile(r"^(?:    )?\[\w{3} \w{3} [^]]*\]|^.*Group job \S+ \(jobs in lexicogr\. order\):$|"
+                          r"^(?:    )?(?:local)?rule \w+:$", re.MULTILINE)
 
 
-def _job(local: str, rule: str, block: str, group: str | None = None, group_job: int | None = None) -> dict:
+def _job(local: str, rule: str, block: str, indent: str, group: str | None = None,
+         group_job: int | None = None) -> dict:
+    """One job from its record's lines after "rule <name>:"; only lines at the record's own indentation count,
+    so a line another process wrote among them (a local job's stderr) is ignored."""
     job = {"rule": rule, "local": bool(local), "group": group, "group_job": group_job}
+
+    def field(key):
+        found = re.search(rf"^{indent}    {key}: (.*)$", block, re.MULTILINE)
+        return found.group(1) if found else None
+
     for key in ("input", "output", "log"):
-        found = re.search(rf"^\s+{key}: (.*)$", block, re.MULTILINE)
-        job[key] = found.group(1).split(", ") if found else []
-    found = re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)
-    threads = re.search(r"^\s+threads: (\d+)$", block, re.MULTILINE)
-    job["resources"] = dict(item.split("=", 1) for item in found.group(1).split(", ")) if found else {}
-    job["resources"]["threads"] = int(threads.group(1)) if threads else 1
+        job[key] = field(key).split(", ") if field(key) else []
+    resources, threads = field("resources"), field("threads")
+    job["resources"] = dict(item.split("=", 1) for item in resources.split(", ")) if resources else {}
+    job["resources"]["threads"] = int(threads) if threads else 1
     return job
 
 
 def jobs_of_run(output: str) -> list[dict]:
     """Each job a Snakemake run printed: rule, whether local, input, output and log files, resources (threads
-    included) as Snakemake resolved them from the profile and the config. A job of a group job (``--groups``)
-    is printed indented under its group's header; it carries the group's name in ``group`` and, in
-    ``group_job``, a number shared by the jobs of one group job (several group jobs can have one name).
+    included) as Snakemake resolved them from the profile and the config; first the jobs outside any group,
+    then those of group jobs. A job of a group job (``--groups``) is printed indented under its group's
+    header; it carries the group's name in ``group`` and, in ``group_job``, a number shared by the jobs of one
+    group job (several group jobs can have one name).
 
-    A group's jobs are separate log records, so in a real run another thread's records (the SLURM executor's
-    "Finished jobid: ..." and progress lines, a dry run's "Shell command") can fall between them: a job is
-    assigned to the last group header before it, not to the header it immediately follows."""
-    jobs = [_job(*found) for found in JOB_BLOCK.findall(output)]
+    Snakemake prints each job as a separate record, and in a real run other lines fall between them (the
+    executor's "Finished jobid" and progress records, a dry run's "Shell command", the stderr of local jobs,
+    which share the log): so a group's job belongs to the last group header above it, wherever that is, and
+    a job's record ends at the next record, not at its first foreign line."""
     headers = list(GROUP_HEADER.finditer(output))
-    for member in GROUP_MEMBER.finditer(output):
-        above = [number for number, header in enumerate(headers) if header.end() <= member.start()]
-        assert above, f"a group's job printed before any group header: {member.group(0)[:300]}"
-        jobs.append(_job(*member.groups(), group=headers[above[-1]].group(1), group_job=above[-1]))
-    return jobs
+    plain, grouped = [], []
+    for line in RULE_LINE.finditer(output):
+        indent, local, rule = line.group(1) or "", line.group(2), line.group(3)
+        following = RECORD_START.search(output, line.end())
+        block = output[line.end():following.start() if following else len(output)]
+        if not indent:
+            plain.append(_job(local, rule, block, indent))
+            continue
+        above = [number for number, header in enumerate(headers) if header.end() <= line.start()]
+        assert above, f"a group's job printed before any group header: {output[line.start():line.start() + 300]}"
+        grouped.append(_job(local, rule, block, indent, group=headers[above[-1]].group(1), group_job=above[-1]))
+    return plain + grouped
 
 
 def declared_localrules(repo: Path) -> set[str]:

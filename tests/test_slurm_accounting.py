@@ -113,3 +113,24 @@ def test_a_group_job_keeps_its_jobs_when_other_records_fall_between_them():
         ("subencoder_base", 0, ["results/subencoder/base/c.json"]),
         ("subencoder_base", 1, ["results/subencoder/base/d.json"])]
     assert [j["resources"]["runtime"] for j in slurm_jobs(jobs)] == [90, 30]
+
+
+def test_lines_of_local_jobs_inside_a_record_do_not_cut_it():
+    """Local jobs write their stderr to the same log, so a line of theirs can fall inside a job's record (each
+    line of Snakemake's stderr is a separate write) or glue a progress bar without newline to the next line:
+    the job keeps its resources and outputs."""
+    foreign = "download: 45%|####5     | 9/20 [00:03<00:04]\n"
+    member = block("subencoder_eval_base", "results/subencoder/base/a.json", mem=5000, indent="    ")
+    head, tail = member.split("        output:")
+    log = group("subencoder_base", head + foreign + "        output:" + tail,
+                "download 100%|##########|\r" + block("subencoder_eval_base", "results/subencoder/base/b.json",
+                                                      runtime=40, indent="    "))
+    log += foreign + block("table2", "results/table2.csv", partition="cpu", local=True).replace(
+        "    output:", foreign + "    output:")
+    jobs = jobs_of_run(log)
+    assert [(j["rule"], j["local"], j["output"], j["resources"]["mem_mb"], j["resources"]["runtime"])
+            for j in jobs] == [
+        ("table2", True, ["results/table2.csv"], "4000", "30"),
+        ("subencoder_eval_base", False, ["results/subencoder/base/a.json"], "5000", "30"),
+        ("subencoder_eval_base", False, ["results/subencoder/base/b.json"], "4000", "40")]
+    assert [j["resources"]["runtime"] for j in slurm_jobs(jobs)] == [70]
