@@ -62,7 +62,8 @@ def _job(local: str, rule: str, block: str, indent: str, group: str | None = Non
         return found.group(1) if found else None
 
     for key in ("input", "output", "log"):
-        job[key] = field(key).split(", ") if field(key) else []
+        value = field(key)
+        job[key] = value.split(", ") if value else []
     resources, threads = field("resources"), field("threads")
     job["resources"] = dict(item.split("=", 1) for item in resources.split(", ")) if resources else {}
     job["resources"]["threads"] = int(threads) if threads else 1

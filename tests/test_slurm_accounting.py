@@ -95,9 +95,9 @@ def test_a_group_named_by_wildcards_is_one_slurm_job_per_model():
 
 
 def test_a_group_job_keeps_its_jobs_when_other_records_fall_between_them():
-    """CI at 946c240: in the rehearsal's real run the executor's "Finished jobid" and progress records fell
-    between the jobs of a six-job group; the parser stopped at the first of them, counted five jobs (150 min)
-    where SLURM ran six (180 min), and the rehearsal failed on a request that was right."""
+    """CI at 946c240: the rehearsal's parser counted five jobs (150 min) in a group that SLURM ran with six
+    (180 min), because it stopped at the first line between a group's jobs that it did not expect (which line
+    was not in the CI output; here, the executor's "Finished jobid" and progress records)."""
     interleaved = (f"{STAMP}\nFinished jobid: 3 (Rule: subencoder_eval_base)\n41 of 240 steps (17%) done\n")
     members = [block("subencoder_eval_base", f"results/subencoder/base/{name}.json", indent="    ")
                for name in ("a", "b", "c")]

@@ -45,7 +45,7 @@ def main(out, demo_path, *runs):
     demo = stack(DEMO, [(13, demo_path)])
     rows = []
     for name, seeds_and_paths, compared in runs_to_score(demo_path, runs):
-        this = stack(name, seeds_and_paths)
+        this = demo if name == DEMO else stack(name, seeds_and_paths)
         lo, hi = bootstrap_ci(this)
         mean, sd = point_estimate(this)
         row = {"run": name, "seeds": " ".join(str(s) for s in this.seeds), "documents": len(this.units),
