@@ -27,7 +27,7 @@ from multivec.distill.documents import drop_evaluation_overlap, read_documents  
 from multivec.distill.embeddings import write_embeddings  # noqa: E402
 from multivec.distill.evaluation import evaluate_units  # noqa: E402
 from multivec.distill.paragraph_vector import PVVariant, train_and_infer  # noqa: E402
-from multivec.io import write_csv  # noqa: E402
+from multivec.io import write_csv, write_jsonl  # noqa: E402
 from multivec.resources import data_mirror  # noqa: E402
 from multivec.statistics.resampling import bootstrap_ci, paired_difference, with_holm  # noqa: E402
 from multivec.statistics.units import Measurement, stack_seeds  # noqa: E402
@@ -42,15 +42,9 @@ VARIANT = {"name": "dm100_e30", "epochs": 30,
            "parts": [{"architecture": "dm", "vector_size": 100, "min_count": 2, "preprocessing": "lowercase"}]}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--built", required=True, help="a clone's data/built/distill")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--write-teacher", help="write demo+pi_train's vectors of the 517 training documents "
-                        "(its own, trained) and of the evaluation sets (inferred) here, in the DAG's teacher layout")
-    args = parser.parse_args()
-    built, out = Path(args.built), Path(args.out)
+def teacher_corpus(built: Path) -> tuple[list[dict], dict[str, list[dict]], list[dict], list[str]]:
+    """(the demo's training documents, the evaluation documents by task, the PI-train documents kept by the
+    DAG's 8-gram filter, the ids it dropped)."""
     train = read_documents(built / "train.jsonl")
     evaluation = {t: read_documents(built / f"eval_{t}.jsonl") for t in TASKS}
     pi_train = RankingTask.load(data_mirror(None) / "nugget-data/paraphrase_identification/train")
@@ -58,6 +52,25 @@ def main() -> None:
              if pi_train.documents[i].strip()]
     kept, dropped = drop_evaluation_overlap(extra, evaluation)
     print(f"PI train: {len(extra)} documents, {len(dropped)} dropped for sharing an 8-gram with evaluation")
+    return train, evaluation, kept, dropped
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--built", required=True, help="a clone's data/built/distill")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--write-teacher", help="write demo+pi_train's vectors of the 517 training documents "
+                        "(its own, trained) and of the evaluation sets (inferred) here, in the DAG's teacher layout")
+    parser.add_argument("--write-corpus", help="only write demo+pi_train's documents here (the DAG's layout of "
+                        "data/built/distill/train.jsonl, for the overlap audit) and stop")
+    args = parser.parse_args()
+    built, out = Path(args.built), Path(args.out)
+    train, evaluation, kept, dropped = teacher_corpus(built)
+    if args.write_corpus:
+        write_jsonl(args.write_corpus, train + kept)
+        return
+    extra_count = len(kept) + len(dropped)
     corpora = {"demo": train, "demo+pi_train": train + kept}
     units, rows = {}, []
     for name, docs in corpora.items():
@@ -97,7 +110,7 @@ def main() -> None:
         print(row)
     write_csv(out / "pv_scores.csv", rows)
     write_csv(out / "pv_more_text_vs_demo.csv", tests)
-    (out / "corpus.json").write_text(json.dumps({"pi_train_documents": len(extra), "dropped": dropped,
+    (out / "corpus.json").write_text(json.dumps({"pi_train_documents": extra_count, "dropped": dropped,
                                                  "demo_documents": len(train)}, indent=1) + "\n")
 
 
