@@ -30,8 +30,14 @@ RUNS = [
     ("lr 3e-3, 300 x 16 (Xeon host)", "lr3e-3_300_steps", "lr3e-3_300_steps.yaml", None),
     ("lr 1e-3, 1000 x 16, seed 13", "lr1e-3_1000_steps_seed13", "lr1e-3_1000_steps.yaml", "lr1e-3_1000_steps_seed13"),
     ("lr 1e-3, 1000 x 16, seed 14", "lr1e-3_1000_steps_seed14", "lr1e-3_1000_steps.yaml", "lr1e-3_1000_steps_seed14"),
-    ("lr 1e-3, 1000 x 8", "lr1e-3_1000_steps_batch8", "lr1e-3_1000_steps_batch8.yaml", "lr1e-3_1000_steps_batch8"),
-    ("lr 1e-3, 1000 x 4", "lr1e-3_1000_steps_batch4", "lr1e-3_1000_steps_batch4.yaml", "lr1e-3_1000_steps_batch4"),
+    ("lr 1e-3, 1000 x 8, seed 13", "lr1e-3_1000_steps_batch8_seed13", "lr1e-3_1000_steps_batch8.yaml",
+     "lr1e-3_1000_steps_batch8_seed13"),
+    ("lr 1e-3, 1000 x 8, seed 14", "lr1e-3_1000_steps_batch8_seed14", "lr1e-3_1000_steps_batch8.yaml",
+     "lr1e-3_1000_steps_batch8_seed14"),
+    ("lr 1e-3, 1000 x 4, seed 13", "lr1e-3_1000_steps_batch4_seed13", "lr1e-3_1000_steps_batch4.yaml",
+     "lr1e-3_1000_steps_batch4_seed13"),
+    ("lr 1e-3, 1000 x 4, seed 14", "lr1e-3_1000_steps_batch4_seed14", "lr1e-3_1000_steps_batch4.yaml",
+     "lr1e-3_1000_steps_batch4_seed14"),
 ]
 
 
@@ -72,7 +78,7 @@ def plot(df: pd.DataFrame, unigram: float, path: Path) -> None:
 
     fig, (loss_ax, bleu_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
     for i, run in df.iterrows():
-        colour = f"C{i}"
+        colour = plt.get_cmap("tab20")(i)
         keep = run["dev_loss"].notna()
         if keep.any():
             loss_ax.plot(run["documents"][keep], run["dev_loss"][keep], marker="o", ms=3, color=colour,
