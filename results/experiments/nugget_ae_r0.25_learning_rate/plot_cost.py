@@ -54,7 +54,7 @@ def runs() -> pd.DataFrame:
     demo = cis.loc[ci_row]
     steps = yaml.safe_load(CONFIG.read_text())["nugget_analysis"]["train"]["max_steps"]
     empty = pd.Series(dtype=float)
-    rows = [{"label": label, "batch": batch_size(None), "documents": empty, "dev_loss": empty,
+    rows = [{"label": label, "documents": empty, "dev_loss": empty,
              "bleu": demo["bleu"], "bleu_lo": demo["bleu_lo"], "bleu_hi": demo["bleu_hi"], "ceiling": None,
              "read": steps * batch_size(None)}]
     for label, stem, overlay, ci_row in RUNS:
@@ -64,7 +64,7 @@ def runs() -> pd.DataFrame:
         if ci_row is not None:
             lo, hi = cis.loc[ci_row, ["bleu_lo", "bleu_hi"]]
         batch = batch_size(overlay)
-        rows.append({"label": label, "batch": batch, "documents": metrics["step"] * batch,
+        rows.append({"label": label, "documents": metrics["step"] * batch,
                      "dev_loss": metrics["dev_loss"], "bleu": bleu["bleu"], "bleu_lo": lo, "bleu_hi": hi,
                      "ceiling": bleu["ceiling"], "read": int(metrics["step"].max()) * batch})
     return pd.DataFrame(rows)
