@@ -30,6 +30,8 @@ RUNS = [
     ("lr 3e-3, 300 x 16 (Xeon host)", "lr3e-3_300_steps", "lr3e-3_300_steps.yaml", None),
     ("lr 1e-3, 1000 x 16, seed 13", "lr1e-3_1000_steps_seed13", "lr1e-3_1000_steps.yaml", "lr1e-3_1000_steps_seed13"),
     ("lr 1e-3, 1000 x 16, seed 14", "lr1e-3_1000_steps_seed14", "lr1e-3_1000_steps.yaml", "lr1e-3_1000_steps_seed14"),
+    ("lr 1e-3, 1500 x 16, seed 13", "lr1e-3_1500_steps_seed13", "lr1e-3_1500_steps.yaml", "lr1e-3_1500_steps_seed13"),
+    ("lr 1e-3, 1500 x 16, seed 14", "lr1e-3_1500_steps_seed14", "lr1e-3_1500_steps.yaml", "lr1e-3_1500_steps_seed14"),
     ("lr 1e-3, 1000 x 8, seed 13", "lr1e-3_1000_steps_batch8_seed13", "lr1e-3_1000_steps_batch8.yaml",
      "lr1e-3_1000_steps_batch8_seed13"),
     ("lr 1e-3, 1000 x 8, seed 14", "lr1e-3_1000_steps_batch8_seed14", "lr1e-3_1000_steps_batch8.yaml",
