@@ -47,7 +47,7 @@ def main(model_dir: str, base_dir: str, corpus_dir: str, out_csv: str, steps: in
     Path(out_csv).with_suffix(".json").write_text(json.dumps(target_vocabulary(model_dir, corpus_dir), indent=1) + "\n")
     saved = json.loads((Path(model_dir) / "config.json").read_text())
     rows = []
-    allow_cpu_bf16 = distributed.check_precision
+    refuse_off_cuda = distributed.check_precision
     distributed.check_precision = lambda precision, device: None  # the measurement only; see the docstring
     try:
         for precision in ("fp32", "bf16"):
@@ -63,7 +63,7 @@ def main(model_dir: str, base_dir: str, corpus_dir: str, out_csv: str, steps: in
                                      "tokens_per_s": row["tokens_per_s"],
                                      "train_minutes": summary["train_minutes"]})
     finally:
-        distributed.check_precision = allow_cpu_bf16
+        distributed.check_precision = refuse_off_cuda
     with open(out_csv, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
