@@ -9,7 +9,8 @@ min_version("9.0")
 
 if os.path.join(workflow.basedir, "src") not in sys.path:
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
-from multivec.config_checks import check_config, check_config_files
+from multivec.config.checks import check_config
+from multivec.config.yaml_files import check_config_files
 
 # The demo config is the base of every run (also with --directory elsewhere); smoke.yaml and
 # paper.yaml, given with --configfile, override parts of it. Every config file is read strictly
@@ -23,15 +24,15 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 # Before any job, every problem at once, each naming its key path: config/schema.yaml strictly (13.0 is
 # no integer, NaN no number), then what a schema cannot say (unique names, keys consistent with each
-# other, the encoders' limits); see multivec.config_checks.
+# other, the encoders' limits); see multivec.config.
 for _note in check_config(config, os.path.join(workflow.basedir, "config", "schema.yaml")):
     print(f"Config check skipped: {_note}", file=sys.stderr)
 
 
 # A SLURM run (--profile profiles/slurm) checks every job it is about to submit against the cluster
-# (account, partition, CPUs, memory, time, GPUs) before any job runs; see multivec.cluster_preflight.
+# (account, partition, CPUs, memory, time, GPUs) before any job runs; see multivec.pipeline.slurm_preflight.
 onstart:
-    from multivec.cluster_preflight import check_workflow
+    from multivec.pipeline.slurm_preflight import check_workflow
 
     check_workflow(workflow)
 

@@ -25,7 +25,7 @@ import torch
 
 from multivec.baselines.base_encoder import encode_mean_pooled
 from multivec.io import write_csv
-from multivec.resources import data_mirror, resolve_model
+from multivec.io.resources import data_mirror, resolve_model
 from multivec.tasks.ranking_task import RankingTask
 
 

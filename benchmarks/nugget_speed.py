@@ -47,7 +47,7 @@ COLUMNS = ["case", "description", "threads", "batch_size", "source_tokens", "tar
 def synthetic_texts(count: int, min_words: int, max_words: int, seed: int) -> list[str]:
     import random
 
-    from multivec.resources import minilm_path
+    from multivec.io.resources import minilm_path
 
     vocab = [w for w in Path(minilm_path(), "vocab.txt").read_text().split() if w.isalpha() and len(w) > 2]
     rng = random.Random(seed)

@@ -682,7 +682,7 @@ def main(argv=None) -> int:
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from multivec.resources import load_tokenizer
+    from multivec.io.resources import load_tokenizer
 
     config = copy.deepcopy(paper_config())
     tokenizer = load_tokenizer(args.tokenizer)

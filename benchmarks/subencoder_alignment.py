@@ -25,7 +25,7 @@ import statistics
 import time
 
 from multivec.io import write_csv
-from multivec.resources import data_mirror, load_tokenizer
+from multivec.io.resources import data_mirror, load_tokenizer
 from multivec.subencoder.alignment import ALIGNMENT_MODES, align_batch, align_pair, normalise
 from multivec.subencoder.masks import batch_token_masks
 from multivec.subencoder.propsegment import load_split

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from multivec.io import write_csv
-from multivec.resources import data_mirror
+from multivec.io.resources import data_mirror
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
 from multivec.subencoder.retrieval_set import build_retrieval_set
 

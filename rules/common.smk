@@ -15,10 +15,10 @@ os.environ.update(
 
 from multivec.data.sources import SOURCES
 from multivec.evaluation.encoding_folders import BASE_ENCODINGS
-from multivec.resources import pin_data_mirror as _pin_data_mirror
-from multivec.resources import pin_registry_overlay as _pin_registry_overlay
+from multivec.io.resources import pin_data_mirror as _pin_data_mirror
+from multivec.io.resources import pin_registry_overlay as _pin_registry_overlay
 from multivec.training.safety_net import rule_settings, safety_net_resource
-from multivec.workflow import caller_directory as _caller_directory
+from multivec.pipeline.script_support import caller_directory as _caller_directory
 
 # Fails before any job, naming the key, when the configured mirror does not exist. A
 # relative mirror path is resolved against the directory snakemake was started from (not

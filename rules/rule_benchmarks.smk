@@ -7,8 +7,8 @@
 # whenever one of them is rebuilt. It then reads the benchmark files present: this run's jobs and, for
 # jobs that were already up to date, the run that built them (the CSV's last_written column says when).
 # Each file is attributed to the rule whose declared benchmark pattern it matches (constraints included);
-# files of no current rule are left out and logged. Library: multivec.reporting.rule_benchmarks.
-from multivec.reporting.rule_benchmarks import declared_benchmarks as _declared_benchmarks
+# files of no current rule are left out and logged. Library: multivec.pipeline.rule_benchmarks.
+from multivec.pipeline.rule_benchmarks import declared_benchmarks as _declared_benchmarks
 
 RULE_BENCHMARK_OUTPUTS = ["results/rule_benchmarks.csv", "results/rule_benchmarks.png"]
 

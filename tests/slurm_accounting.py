@@ -9,7 +9,7 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-from multivec.cluster_preflight import parse_minutes
+from multivec.pipeline.slurm_preflight import parse_minutes
 
 ACCOUNT, CPU_PARTITION, GPU_PARTITION = "multivec", "cpu", "gpu"  # what start_local_slurm.sh creates
 

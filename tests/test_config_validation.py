@@ -1,6 +1,6 @@
 """A malformed configuration stops the run before any job, with a message naming the key path or file:line:
-config files (multivec.config_checks.read_config_file), the schema read strictly (config/schema.yaml) and
-the checks of multivec.config_checks. One test per family, each over several instances; the end-to-end
+config files (multivec.config.yaml_files.read_config_file), the schema read strictly (config/schema.yaml) and
+the checks of multivec.config. One test per family, each over several instances; the end-to-end
 cases run `snakemake -n` (the Snakefile's and the workflow profile's start-up path)."""
 
 import copy
@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from multivec.config_checks import (SCHEMA, ConfigError, check_config, check_yaml_files, configfile_arguments,
-                                    configfile_problem, encoder_limits, load_schema, read_config_file)
+from multivec.config.checks import check_config
+from multivec.config.dataclass_config import ConfigError
+from multivec.config.encoder_limits import encoder_limits
+from multivec.config.schema import SCHEMA, load_schema
+from multivec.config.yaml_files import check_yaml_files, configfile_arguments, configfile_problem, read_config_file
 from multivec.distill.classification_head import HeadConfig
 from multivec.nugget import configuration as nugget_configuration
 from multivec.nugget.configuration import NuggetConfig
@@ -48,7 +51,7 @@ MALFORMED = {
     "unknown_device": ("train: {device: gpu}", ["train.device"]),
     "negative_scorer_layer": ("nugget: {scorer_layer: -1}", ["nugget.scorer_layer"]),
     "zero_max_tokens": ("table2: {max_tokens: 0}", ["table2.max_tokens"]),
-    # multivec.config_checks
+    # multivec.config (cross-key checks, encoder limits)
     "duplicate_row_names": (ROWS_DUPLICATE, ["table2.rows[2].name", "'a'", "table2.rows[0]"]),
     "ratio_text_not_a_folder": ("table2: {rows: [{name: x, kind: nugget, objective: mt, ratio: 1.0e-5}]}",
                                 ["table2.rows[0].ratio", "mt_r1e-05", "plain decimal digits"]),
@@ -209,7 +212,7 @@ def test_every_shipped_yaml_file_reads_strictly():
 def test_one_config_error_class_for_the_workflow_and_the_config_dataclasses():
     """A bad key in the workflow config and a bad field of a model's config raise the same class, so a caller
     that catches ``ConfigError`` catches both (there were two classes of that name)."""
-    from multivec import dataclass_config
+    from multivec.config import dataclass_config
 
     assert ConfigError is dataclass_config.ConfigError is nugget_configuration.ConfigError
     with pytest.raises(ConfigError, match="bogus"):
@@ -321,7 +324,7 @@ FLOAT_INTEGERS = [
 
 
 def _key_path(path):
-    from multivec.config_checks import key_path
+    from multivec.config.schema import key_path
 
     return key_path(path)
 
@@ -406,7 +409,7 @@ def test_entries_of_a_named_list_have_unique_names(demo_config, path):
 
 
 def test_every_list_of_named_entries_is_checked_even_a_new_one():
-    from multivec.config_checks import duplicate_name_problems
+    from multivec.config.schema import duplicate_name_problems
 
     config = {"new_block": {"losses": [{"name": "a"}, {"name": "b"}, {"name": "a"}]}, "other": [{"name": "a"}]}
     assert duplicate_name_problems(config) == [
@@ -524,7 +527,7 @@ def test_override_schemas_list_the_dataclass_fields():
 
 
 # Arrays whose entries may repeat, and why; every other array is a set (uniqueItems) or a list of named
-# entries (names checked unique by multivec.config_checks.duplicate_name_problems).
+# entries (names checked unique by multivec.config.schema.duplicate_name_problems).
 REPEATS_ALLOWED = {
     "#/$defs/nugget_settings/properties/decoder_copy_layers": "a decoder layer may copy any encoder layer",
     "#/properties/nugget_analysis/properties/probability_gain/properties/documents": "a count per length",
@@ -532,7 +535,7 @@ REPEATS_ALLOWED = {
     "#/properties/distill/properties/student/properties/structural_head": "layer widths",
     "#/properties/distill/properties/student/properties/contextual_head": "layer widths",
     "#/properties/distill/properties/student/properties/teacher_head": "layer widths",
-    "#/properties/statistics/properties/comparisons/additionalProperties": "checked by config_checks (pairs)",
+    "#/properties/statistics/properties/comparisons/additionalProperties": "checked by multivec.config.cross_checks (pairs)",
 }
 
 

@@ -27,7 +27,7 @@ class WhitespaceTokenizer:
 
 @pytest.fixture(scope="module")
 def minilm():
-    from multivec.resources import load_tokenizer
+    from multivec.io.resources import load_tokenizer
 
     return load_tokenizer("minilm")
 

@@ -9,7 +9,7 @@ import pytest
 
 from multivec.__main__ import main
 from multivec.encodings import write_encodings
-from multivec.inspect import InspectError, detect, inspect_path, inspectors, length_summary, text_field_stats
+from multivec.inspection import InspectError, detect, inspect_path, inspectors, length_summary, text_field_stats
 from multivec.io import write_docs_tsv, write_json, write_jsonl
 
 

@@ -88,7 +88,7 @@ def test_check_minimum_fails_on_zero_and_warns_below_the_minimum(caplog):
 def test_meta_sidecar_is_written_and_inspectable(tmp_path):
     import io
 
-    from multivec.inspect import inspect_path
+    from multivec.inspection import inspect_path
     from multivec.io import read_json, write_meta
 
     path = write_meta(tmp_path / "rr", "rr_task", {"wikitext": [tmp_path / "valid.txt"]},

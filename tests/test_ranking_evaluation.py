@@ -86,7 +86,7 @@ def test_token_states_are_every_real_token_and_deterministic(tmp_path):
 
 def test_mean_pooling_matches_sentence_transformers_minilm():
     sentence_transformers = pytest.importorskip("sentence_transformers")
-    from multivec.resources import resolve_model
+    from multivec.io.resources import resolve_model
 
     texts = ["Homarus gammarus is a species of clawed lobster .", "It is found in the eastern Atlantic ."]
     model = sentence_transformers.SentenceTransformer(resolve_model("minilm"), device="cpu")

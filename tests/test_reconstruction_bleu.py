@@ -7,7 +7,7 @@ import pytest
 from multivec.nugget.analysis.reconstruction_bleu import (corpus_bleu, fig4_table, is_uncased, reconstruction_bleu,
                                                           round_trip)
 from multivec.nugget.target_tokenizer import TargetTokenizer
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 
 # Cased references with punctuation, numbers and a contraction: what MiniLM's uncased WordPieces lose.
 REFERENCES = ["The European lobster, Homarus gammarus, lives in the Atlantic Ocean.",

@@ -34,7 +34,7 @@ from multivec.data.sources import REGISTRY_OVERLAY_ENV, RegistryOverlayError, ge
 from multivec.rehearsal import fixture_mirror as fm
 from multivec.rehearsal.openai_server import reply_for, serve_in_thread
 from multivec.rehearsal.tiny_models import MODELS
-from multivec.resources import ResourceError, mirrored_model, pin_registry_overlay, resolve_model
+from multivec.io.resources import ResourceError, mirrored_model, pin_registry_overlay, resolve_model
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -114,8 +114,8 @@ def test_hub_models_resolve_to_the_mirror_copy(tmp_path, monkeypatch):
 
 def test_the_config_check_reads_a_hub_models_limits_from_the_mirror(tmp_path, monkeypatch):
     """The pre-flight check said "encoder ... not on this machine" for the rehearsal's mirrored hub models
-    (config_checks looked in the hub cache only, while resolve_model loads <mirror>/models/<hub id>/)."""
-    from multivec.config_checks import encoder_limits
+    (the config checks looked in the hub cache only, while resolve_model loads <mirror>/models/<hub id>/)."""
+    from multivec.config.encoder_limits import encoder_limits
 
     hub_id = "facebook/mbart-large-50-many-to-many-mmt"
     monkeypatch.setenv("MULTIVEC_DATA_MIRROR", str(tmp_path))

@@ -1,5 +1,5 @@
 """`snakemake --report`: every table and figure of the DAG is in it, with a caption and its work's category, and
-the per-rule runtime and memory table (rules/rule_benchmarks.smk, multivec.reporting) summarises the DAG's
+the per-rule runtime and memory table (rules/rule_benchmarks.smk, multivec.pipeline) summarises the DAG's
 benchmark files. The end-to-end check builds `all` at smoke scale; the rest checks the pieces."""
 
 import json
@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from multivec.reporting.report_contents import read_report
-from multivec.reporting.rule_benchmarks import (COLUMNS, SHARED_WORK, attribute, as_declared, declared_benchmarks,
-                                                pattern_regex, read_benchmark, write_rule_benchmarks)
+from multivec.pipeline.report_contents import read_report
+from multivec.pipeline.rule_benchmarks import (COLUMNS, SHARED_WORK, attribute, as_declared, declared_benchmarks,
+                                               pattern_regex, read_benchmark, write_rule_benchmarks)
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -80,9 +80,9 @@ def test_report_holds_every_table_and_figure_of_the_dag(smoke_all):
 
 
 def flagged_patterns(tmp_path, configfiles) -> list[dict]:
-    """The report(...) flags of the parsed workflow (multivec.reporting.report_flags, its own process)."""
+    """The report(...) flags of the parsed workflow (multivec.pipeline.report_flags, its own process)."""
     out = tmp_path / "flags.json"
-    result = subprocess.run([sys.executable, "-m", "multivec.reporting.report_flags", "--snakefile",
+    result = subprocess.run([sys.executable, "-m", "multivec.pipeline.report_flags", "--snakefile",
                              str(REPO / "Snakefile"), "--directory", str(tmp_path / "w"), "--out", str(out),
                              *(["--configfile", *configfiles] if configfiles else [])],
                             cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO / "src")),

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from multivec import resources
-from multivec.resources import ResourceError, data_mirror, ensure_nltk_data, resolve_model, tiny_random_config
+from multivec.io import resources
+from multivec.io.resources import ResourceError, data_mirror, ensure_nltk_data, resolve_model, tiny_random_config
 
 
 def test_resolve_minilm_and_tiny_random():
@@ -125,7 +125,7 @@ def test_minilm_missing_package_message(monkeypatch):
 
 
 def test_relative_mirror_resolves_against_the_given_base(tmp_path, monkeypatch):
-    from multivec.resources import pin_data_mirror
+    from multivec.io.resources import pin_data_mirror
 
     (tmp_path / "shared" / "data").mkdir(parents=True)
     (tmp_path / "clone").mkdir()
@@ -144,7 +144,7 @@ def test_relative_mirror_resolves_against_the_given_base(tmp_path, monkeypatch):
 
 
 def test_caller_directory_sees_through_snakemake_directory(tmp_path, monkeypatch):
-    from multivec.workflow import caller_directory
+    from multivec.pipeline.script_support import caller_directory
 
     start, work = tmp_path / "start", tmp_path / "start" / "work"
     work.mkdir(parents=True)

@@ -145,7 +145,7 @@ def distill_run(root: Path, out: Path) -> dict:  # workflow/scripts/distill_stud
 def segmenter_inputs(root: Path) -> None:
     from transformers import T5Config, T5ForConditionalGeneration
 
-    from multivec.resources import load_tokenizer
+    from multivec.io.resources import load_tokenizer
 
     tokenizer = load_tokenizer("minilm")
     config = T5Config(vocab_size=tokenizer.vocab_size, d_model=16, d_kv=8, d_ff=32, num_layers=1,

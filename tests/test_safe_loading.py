@@ -91,7 +91,7 @@ def _segmenter(out: Path) -> Path:
     """A tiny T5 in the layout the segmenter training writes (config, tokenizer, model.safetensors)."""
     from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
 
-    from multivec.resources import minilm_path
+    from multivec.io.resources import minilm_path
 
     torch.manual_seed(0)
     config = T5Config(vocab_size=30522, d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2,
@@ -120,7 +120,7 @@ def _student(out: Path) -> Path:
 
 def _structural_teacher(out: Path) -> Path:
     """MiniLM's sentence-transformers folder (the weights linked, not copied)."""
-    from multivec.resources import minilm_path
+    from multivec.io.resources import minilm_path
 
     source = Path(minilm_path())
     shutil.copytree(source, out, ignore=shutil.ignore_patterns("model.safetensors"))
@@ -393,7 +393,7 @@ UNSAFE_CALLS = (
     (r"\b(?:Doc2Vec|Word2Vec|FastText|KeyedVectors|SaveLoad)\.load\(", None),
     (r"\btorch\.load\(", ("weights_only=True",)),
     (r"\b(?:np|numpy)\.load\(", ("allow_pickle=False",)),
-    # multivec.io.yaml_safe_loader() and config_checks._strict_loader() construct only plain YAML types
+    # multivec.io.yaml_safe_loader() and config.yaml_files._strict_loader() construct only plain YAML types
     # (test_the_config_yaml_loaders_are_safe_loaders)
     (r"\byaml\.(?:load|unsafe_load|full_load)\(", ("Loader=yaml.SafeLoader", "Loader=_strict_loader()",
                                                     "Loader=yaml_safe_loader()")),
@@ -433,7 +433,7 @@ def test_the_config_yaml_loaders_are_safe_loaders():
     """libyaml's CSafeLoader is not a subclass of yaml.SafeLoader, but has its constructor: only plain types."""
     import yaml
 
-    from multivec.config_checks import _strict_loader
+    from multivec.config.yaml_files import _strict_loader
     from multivec.io import yaml_safe_loader
 
     for loader in (yaml_safe_loader(), _strict_loader()):

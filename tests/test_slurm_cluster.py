@@ -7,14 +7,14 @@ under CI (``CI`` set), where they must run and fail instead. The session fixture
 starts it once and stops it when the session ends, if it started it; tests/slurm_accounting.py reads jobs back.
 
 A real DAG goes through ``--profile``: a copy of ``profiles/slurm`` with its placeholders filled in by
-``multivec.cluster_profile`` (what ``scripts/slurm/site_profile.py`` does for a user), at smoke scale
+``multivec.pipeline.slurm_profile`` (what ``scripts/slurm/site_profile.py`` does for a user), at smoke scale
 in a temporary copy of the workflow. Then, from SLURM itself:
 
 (a) ``sacct`` reads back every job's account, partition, memory, time limit and CPUs, which must be
     what Snakemake resolved from the profile and the config (its log lists them per job);
 (b) a GPU request is written as the executor plugin writes it (``--gpus=1`` in the sbatch call), and a
     GPU job on a partition without GPUs stops at once with a clear message: the pre-flight check
-    (``multivec.cluster_preflight``, the Snakefile's ``onstart``) names rule, partition and GPUs
+    (``multivec.pipeline.slurm_preflight``, the Snakefile's ``onstart``) names rule, partition and GPUs
     before anything is submitted; without it (``--no-hooks``) sbatch's refusal reaches Snakemake's error;
 (c) the shipped profile, unfilled (``CHANGE_ME_...``): the pre-flight check names the unknown account and
     partitions and nothing runs or is submitted, not even a download;
@@ -47,9 +47,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from multivec.cluster_preflight import (PreflightError, Request, check_requests, parse_gpus, parse_minutes,
-                                        parse_records, problems, read_cluster, request_of_job)
-from multivec.cluster_profile import PLACEHOLDERS, ProfileError, site_profile_text, write_site_profile
+from multivec.pipeline.slurm_preflight import (PreflightError, Request, check_requests, parse_gpus, parse_minutes,
+                                               parse_records, problems, read_cluster, request_of_job)
+from multivec.pipeline.slurm_profile import PLACEHOLDERS, ProfileError, site_profile_text, write_site_profile
 from slurm_accounting import (ACCOUNT, CPU_PARTITION, GPU_PARTITION, jobs_of_run, mismatched_jobs, rule_of, run,
                               run_id, sacct, submitted)
 
@@ -324,7 +324,7 @@ def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_
 
     checked = _snakemake(work, mirror, target, *args)
     assert checked.returncode != 0
-    assert ("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; 1 problem:\n"
+    assert ("SLURM pre-flight check (multivec.pipeline.slurm_preflight): nothing was run or submitted; 1 problem:\n"
             f"  - 1 GPU requested on partition '{GPU_PARTITION}', which has no GPU; sbatch would refuse the job "
             "(\"Requested node configuration is not available\"): 1 job of rule train_nugget (set by rule "
             "train_nugget's resources)") in checked.out, checked.out[-4000:]
@@ -350,7 +350,7 @@ def test_unfilled_profile_stops_before_anything_runs_naming_account_and_partitio
     result = _snakemake(work, mirror, DAG_TARGETS, REPO / "profiles/slurm")
     assert result.returncode != 0
     message = result.out[result.out.index("SLURM pre-flight check"):]
-    assert message.startswith("SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted; "
+    assert message.startswith("SLURM pre-flight check (multivec.pipeline.slurm_preflight): nothing was run or submitted; "
                               "3 problems:\n"), message
     asked = submitted(cluster_run.planned)
     on_gpu = {job["rule"] for job in asked if job["resources"]["slurm_partition"] == GPU_PARTITION}

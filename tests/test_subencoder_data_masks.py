@@ -1,7 +1,7 @@
 """Char spans -> subword masks (masks.py)."""
 import pytest
 
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.subencoder.masks import batch_token_masks, spans_to_token_mask
 
 

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.subencoder.nli import SimilarityProxy, TransformersNLI, content_forms, judge_from_config
 
 
@@ -63,7 +63,7 @@ def test_one_direction_is_not_enough(monkeypatch):
     import transformers
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: FakeTokenizer())
     monkeypatch.setattr(transformers.AutoModelForSequenceClassification, "from_pretrained", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("multivec.resources.resolve_model", lambda ref: ref)
+    monkeypatch.setattr("multivec.io.resources.resolve_model", lambda ref: ref)
     assert judge.positive([("Jolie signed in April 2016.", "Jolie signed.")]) == [False]
 
 

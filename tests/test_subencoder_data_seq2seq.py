@@ -1,7 +1,7 @@
 """The distilled seq2seq segmenter (App. A.2) trains on the project's engine and loads back."""
 import json
 
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.subencoder.segmentation import Seq2SeqSegmenter
 from multivec.subencoder.seq2seq_distillation import seed_examples, train_segmenter
 

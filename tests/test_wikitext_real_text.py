@@ -8,7 +8,7 @@ import pytest
 
 from multivec.data.unknown_tokens import check_unknown_share, unknown_share
 from multivec.data.wikitext import detokenize_wikitext, is_tokenized, parse_wikitext, read_wikitext
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.tasks.passage_reranking import build_passage_reranking_task
 
 TOKENISED = """ = Homarus gammarus = 

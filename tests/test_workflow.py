@@ -327,7 +327,7 @@ def _modules_that_load(modules, libraries) -> list:
 @pytest.mark.parametrize("package", ["multivec.statistics", "multivec.evaluation", "multivec.training",
                                      "multivec.metrics"])
 def test_lazily_exported_names_resolve(package):
-    """The packages load their names on first use (multivec.lazy_exports): every exported name must still resolve
+    """The packages load their names on first use (multivec.pipeline.lazy_exports): every exported name must still resolve
     to its submodule's object, and an unknown one must raise AttributeError."""
     import importlib
 

@@ -1,4 +1,4 @@
-"""Writes a copy of profiles/slurm pointed at your cluster (multivec.cluster_profile):
+"""Writes a copy of profiles/slurm pointed at your cluster (multivec.pipeline.slurm_profile):
 
     .venv/bin/python scripts/slurm/site_profile.py --account ACCOUNT --cpu-partition CPU --gpu-partition GPU profiles/mysite
     snakemake --profile profiles/mysite --configfile config/paper.yaml results/table2.csv
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from multivec.cluster_profile import ProfileError, write_site_profile  # noqa: E402
+from multivec.pipeline.slurm_profile import ProfileError, write_site_profile  # noqa: E402
 
 
 def main() -> int:

@@ -12,7 +12,7 @@ import sys
 from typing import Callable
 
 from multivec.io import MalformedInputError
-from multivec.resources import ResourceError
+from multivec.io.resources import ResourceError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (MalformedInputError, ResourceError, OSError)
 
@@ -27,7 +27,7 @@ def _inspect_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _inspect_run(args: argparse.Namespace) -> int:
-    from multivec.inspect import InspectError, inspect_path, supported_types
+    from multivec.inspection import InspectError, inspect_path, supported_types
 
     if args.types:
         from multivec.inspection.kinds import ARTIFACT_KINDS

@@ -1,6 +1,6 @@
 from multivec.statistics.claims import merge_claims, read_claims, write_claims
 from multivec.statistics.claims_file import load_claims
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

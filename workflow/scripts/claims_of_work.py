@@ -1,6 +1,6 @@
 from multivec.statistics.claims import evaluate_claims
 from multivec.statistics.claims_file import claims_of_work, load_claims
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

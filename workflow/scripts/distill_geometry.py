@@ -1,7 +1,7 @@
 """Snakemake script: the embedding space of every distillation row (rule distill_geometry, rules/distill.smk)."""
 
 from multivec.distill.geometry import write_geometry
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:  # noqa: F821
     params, output = snakemake.params, snakemake.output  # noqa: F821

@@ -3,7 +3,7 @@
 from multivec.distill.classification_head import HeadConfig
 from multivec.distill.imdb import evaluate_row
 from multivec.io import write_json, write_jsonl
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     cfg = HeadConfig.from_dict(snakemake.params.head)

@@ -1,7 +1,7 @@
 # results/distill_imdb.{csv,md}: every row's IMDB accuracy with the thesis's head, CIs from the unit file.
 from multivec.distill.imdb import write_table
 from multivec.io import read_json
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     params = snakemake.params

@@ -1,7 +1,7 @@
 # data/statistics/units/distill_imdb.<seedset>.parquet: every IMDB row's test reviews, correct x 100.
 from multivec.distill.imdb import imdb_measurements
 from multivec.statistics import write_units
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     measurements = imdb_measurements(snakemake.params.entries)

@@ -2,7 +2,7 @@
 rules/distill.smk)."""
 
 from multivec.distill.loss_curves import write_loss_curves
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:  # noqa: F821
     params, output = snakemake.params, snakemake.output  # noqa: F821

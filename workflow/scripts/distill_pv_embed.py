@@ -8,7 +8,7 @@ ensure_hash_seed(snakemake.params.hash_seed)
 from multivec.distill.documents import read_documents  # noqa: E402
 from multivec.distill.embeddings import write_embeddings  # noqa: E402
 from multivec.distill.paragraph_vector import infer_sets, load_models, trained_vectors  # noqa: E402
-from multivec.workflow import rule_logging  # noqa: E402
+from multivec.pipeline.script_support import rule_logging  # noqa: E402
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     variant, models, saved = load_models(snakemake.input.model)

@@ -10,7 +10,7 @@ import time  # noqa: E402
 
 from multivec.distill.documents import read_documents  # noqa: E402
 from multivec.distill.paragraph_vector import PVVariant, save_models, train_part  # noqa: E402
-from multivec.workflow import rule_logging  # noqa: E402
+from multivec.pipeline.script_support import rule_logging  # noqa: E402
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     variant = PVVariant.from_config(snakemake.params.variant, epochs=snakemake.params.epochs,

@@ -4,7 +4,7 @@ import os
 from multivec.distill.documents import (check_no_overlap, drop_evaluation_overlap, read_documents,
                                        training_documents)
 from multivec.io import check_minimum, write_jsonl, write_meta
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     settings = snakemake.params.settings

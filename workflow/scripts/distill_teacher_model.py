@@ -2,8 +2,8 @@
 import os
 
 from multivec.distill.structural_teacher import install_mpnet
-from multivec.resources import data_mirror
-from multivec.workflow import rule_logging
+from multivec.io.resources import data_mirror
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     folder = os.path.dirname(snakemake.output[0])

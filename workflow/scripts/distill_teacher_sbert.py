@@ -3,7 +3,7 @@ from multivec.distill.documents import read_documents
 from multivec.distill.embeddings import write_embeddings
 from multivec.distill.structural_teacher import embed_documents, load_teacher, model_folder
 from multivec.training.distributed import resolve_device
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     settings = snakemake.params.settings

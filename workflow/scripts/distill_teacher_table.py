@@ -1,6 +1,6 @@
 # results/distill_teachers.{csv,md}: every teacher on every demo evaluation task, metrics from the unit file.
 from multivec.distill.teacher_table import teacher_row, write_table
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     params = snakemake.params

@@ -2,7 +2,7 @@
 (rules units_distill_table, units_distill_teachers; multivec.distill.table_statistics)."""
 from multivec.distill.table_statistics import embedding_measurements
 from multivec.statistics import write_units
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:  # noqa: F821
     params = snakemake.params  # noqa: F821

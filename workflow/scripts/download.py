@@ -1,6 +1,6 @@
 from multivec.data.download import fetch
-from multivec.resources import data_mirror
-from multivec.workflow import rule_logging
+from multivec.io.resources import data_mirror
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]):
     # The run exported the mirror as an absolute $MULTIVEC_DATA_MIRROR (rules/common.smk).

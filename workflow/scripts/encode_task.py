@@ -2,7 +2,7 @@ import os
 
 from multivec.evaluation.table2_rows import write_task_encodings
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
     task = RankingTask.load(os.path.dirname(snakemake.input.task))

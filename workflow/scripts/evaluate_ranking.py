@@ -3,7 +3,7 @@ import os
 from multivec.evaluation.table2_rows import evaluate_row, row_encodings, row_metrics
 from multivec.io import write_json
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     row = snakemake.params.row

@@ -3,7 +3,7 @@ import os
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.frozen_bottom import write_bottom_states
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
     task = RankingTask.load(os.path.dirname(snakemake.input.task))

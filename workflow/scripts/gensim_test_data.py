@@ -1,7 +1,7 @@
 import shutil
 
 from multivec.data.download import gensim_test_file
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     source = gensim_test_file(snakemake.wildcards.name)

@@ -4,9 +4,9 @@ from multivec.nugget.encoding import write_nugget_encodings
 from multivec.nugget.frozen_bottom import read_bottom_states
 from multivec.nugget.modeling import NuggetModel
 from multivec.nugget.sentence_share import document_sentence_ends
-from multivec.resources import data_mirror, default_device
+from multivec.io.resources import data_mirror, default_device
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p = snakemake.params

@@ -1,7 +1,7 @@
 from multivec.io import read_jsonl, write_json
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.sentence_share import sentence_final_share
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     share = sentence_final_share(NuggetConfig.from_dict(snakemake.params.model), read_jsonl(snakemake.input[0]),

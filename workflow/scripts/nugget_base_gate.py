@@ -3,7 +3,7 @@ import os
 
 from multivec.io import write_json
 from multivec.nugget.gates import base_gate
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     gate = base_gate(os.path.dirname(snakemake.input.config), snakemake.input.dev, snakemake.wildcards.objective,

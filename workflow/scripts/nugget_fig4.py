@@ -6,7 +6,7 @@ from multivec.evaluation.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.analysis.reconstruction_bleu import fig4_markdown, fig4_table, plot_fig4, with_bleu_statistics
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

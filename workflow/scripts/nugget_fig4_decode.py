@@ -4,8 +4,8 @@ import os
 from multivec.io import write_json, write_jsonl
 from multivec.nugget.analysis.reconstruction_bleu import HYPOTHESIS_KEYS, dev_documents, reconstruct
 from multivec.nugget.modeling import NuggetModel
-from multivec.resources import default_device
-from multivec.workflow import rule_logging
+from multivec.io.resources import default_device
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     s, wc = snakemake.params.settings, snakemake.wildcards

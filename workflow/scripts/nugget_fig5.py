@@ -6,9 +6,9 @@ import pandas as pd
 from multivec.nugget.analysis.selected_tokens import (FIG5_COLUMNS, OBSERVATION_COLUMNS, observations, plot_fig5,
                                                       score_documents, short_documents, type_counts)
 from multivec.nugget.modeling import NuggetModel
-from multivec.resources import default_device
+from multivec.io.resources import default_device
 from multivec.statistics.resampling import BootstrapSettings
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p, s = snakemake.params, snakemake.params.settings

@@ -4,8 +4,8 @@ import os
 from multivec.io import write_jsonl
 from multivec.nugget.analysis.selected_tokens import document_selections, score_documents, short_documents
 from multivec.nugget.modeling import NuggetModel
-from multivec.resources import default_device
-from multivec.workflow import rule_logging
+from multivec.io.resources import default_device
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     s = snakemake.params.settings

@@ -6,8 +6,8 @@ from multivec.io import write_json
 from multivec.nugget.analysis.highlight import highlight_html, highlight_records, plot_highlight
 from multivec.nugget.analysis.selected_tokens import short_documents
 from multivec.nugget.modeling import NuggetModel
-from multivec.resources import default_device
-from multivec.workflow import rule_logging
+from multivec.io.resources import default_device
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     p, s = snakemake.params, snakemake.params.settings

@@ -6,7 +6,7 @@ import pandas as pd
 from multivec.evaluation.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.nugget.analysis.gain_bins import DISTANCE_BINS, gain_bins_markdown
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

@@ -6,8 +6,8 @@ import time
 from multivec.io import read_jsonl
 from multivec.nugget.analysis.probability_gain import document_gains, prepare_document, save_gains
 from multivec.nugget.modeling import NuggetModel
-from multivec.resources import default_device
-from multivec.workflow import rule_logging
+from multivec.io.resources import default_device
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     length = int(snakemake.wildcards.length)

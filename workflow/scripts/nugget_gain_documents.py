@@ -3,8 +3,8 @@ with <unk> as the NUGGET encoder tokenizer's unknown token (multivec.data.wikite
 from multivec.data.wikitext import read_wikitext
 from multivec.io import write_jsonl
 from multivec.nugget.analysis.probability_gain import word_windows
-from multivec.resources import load_tokenizer
-from multivec.workflow import rule_logging
+from multivec.io.resources import load_tokenizer
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

@@ -3,7 +3,7 @@ documents."""
 from multivec.nugget.analysis.gain_tables import (by_nugget_table, by_relative_position_table, load_gains,
                                                   plot_by_nugget, plot_by_relative_position)
 from multivec.statistics.resampling import BootstrapSettings
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

@@ -1,7 +1,7 @@
 """Figs. 7-8: per-document mean probability gain per distance bin, every (length, seed), as one unit file."""
 from multivec.nugget.analysis.gain_bins import gain_measurements
 from multivec.statistics import write_units
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     measurements = []

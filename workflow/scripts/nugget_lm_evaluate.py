@@ -11,7 +11,7 @@ from multivec.io import write_json, write_jsonl
 from multivec.nugget.language_model import SegmentData, encode_segments, evaluate_segments, load
 from multivec.nugget.lm_table3 import segment_records
 from multivec.nugget.lm_data import read_streams
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     lm = load(os.path.dirname(snakemake.input.model))

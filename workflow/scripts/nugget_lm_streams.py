@@ -4,8 +4,8 @@ unknown token (multivec.nugget.lm_data)."""
 from functools import partial
 
 from multivec.nugget.lm_data import training_streams, wikitext_streams, write_streams
-from multivec.resources import load_tokenizer
-from multivec.workflow import rule_logging
+from multivec.io.resources import load_tokenizer
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     unknown_token = load_tokenizer(snakemake.params.encoder).unk_token

@@ -4,7 +4,7 @@ import os
 from multivec.nugget.language_model import LMSettings, train
 from multivec.nugget.lm_data import read_streams
 from multivec.training.engine import TrainConfig
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     train_config = TrainConfig.from_rule(snakemake.params.train, snakemake.resources.max_minutes)

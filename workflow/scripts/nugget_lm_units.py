@@ -1,7 +1,7 @@
 """Table 3: per-segment word NLL of every (LM, seed) at every h as one unit file (ppl_h*, drop_h0_h*)."""
 from multivec.nugget.lm_table3 import lm_measurements
 from multivec.statistics import write_units
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     measurements = [m for path, (row, seed) in zip(snakemake.input, snakemake.params.files)

@@ -4,9 +4,9 @@ from pathlib import Path
 import pandas as pd
 
 from multivec.nugget.analysis.memory_use import memory_use_markdown, model_memory_use
-from multivec.resources import default_device
+from multivec.io.resources import default_device
 from multivec.statistics.resampling import BootstrapSettings
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     s, statistics = snakemake.params.settings, snakemake.params.statistics

@@ -1,5 +1,5 @@
 from multivec.data.overlap import audit_overlap, check_overlap, overlap_markdown, write_overlap
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     settings = snakemake.params.settings

@@ -3,10 +3,10 @@ from dataclasses import asdict
 
 from multivec.data.unknown_tokens import check_unknown_share, unknown_share
 from multivec.io import check_minimum, write_meta
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.tasks.paraphrase_identification import ParabankCounts, build_paraphrase_identification_task_from_file
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     settings = snakemake.params.settings

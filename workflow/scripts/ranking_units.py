@@ -1,7 +1,7 @@
 """Per-query 100/rank of every (row, seed, task) of a ranking table (Tables 2 and 4) as one unit file."""
 from multivec.evaluation.uncertainty import ranking_measurements
 from multivec.statistics import write_units
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     files = [(path, row, seed, task) for path, (row, seed, task) in zip(snakemake.input, snakemake.params.files)]

@@ -5,9 +5,9 @@ import os
 from multivec.data.unknown_tokens import check_unknown_share, unknown_share
 from multivec.data.wikitext import is_tokenized, read_wikitext
 from multivec.io import write_meta
-from multivec.resources import load_tokenizer
+from multivec.io.resources import load_tokenizer
 from multivec.tasks.passage_reranking import build_passage_reranking_task
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

@@ -1,5 +1,5 @@
-from multivec.reporting.rule_benchmarks import write_rule_benchmarks
-from multivec.workflow import rule_logging
+from multivec.pipeline.rule_benchmarks import write_rule_benchmarks
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     summary = write_rule_benchmarks(snakemake.params.folder, snakemake.params.declared, snakemake.output.csv,

@@ -3,7 +3,7 @@ import os
 
 from multivec.io import read_jsonl
 from multivec.subencoder.seq2seq_distillation import train_segmenter
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     seg = snakemake.params.segmenter

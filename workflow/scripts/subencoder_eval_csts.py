@@ -4,7 +4,7 @@ import os
 from multivec.subencoder.csts import csts_predictions, read_csts, spearman_x100
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.tables import table3, write_table
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     from multivec.subencoder.llm_client import client_from_config  # the cached chat client (App. A.1)

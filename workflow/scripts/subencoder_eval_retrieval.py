@@ -9,7 +9,7 @@ from multivec.io import read_json, write_json
 from multivec.subencoder.evaluation import evaluate, evaluate_lexical, predicted_queries
 from multivec.subencoder.model import SubEncoder, SubEncoderConfig
 from multivec.subencoder.retrieval_set import build_retrieval_set
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     rs = build_retrieval_set(os.path.dirname(snakemake.input.relationships))

@@ -6,7 +6,7 @@ from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
 from multivec.subencoder.table_units import TABLE_METRICS, RowSource, evaluation_path, stat_table_name, subencoder_row
 from multivec.subencoder.tables import add_statistics, pca_fit, retrieval_notes, retrieval_table_frame, write_table
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p, out, claims = snakemake.params, snakemake.output, snakemake.params.claims

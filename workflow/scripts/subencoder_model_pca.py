@@ -5,7 +5,7 @@ import torch
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.pca_projection import with_pca_projection
 from multivec.subencoder.training import read_sentences
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     source = os.path.dirname(snakemake.input.weights)

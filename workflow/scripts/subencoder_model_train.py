@@ -3,7 +3,7 @@ import os
 from multivec.subencoder.model import SubEncoderConfig
 from multivec.subencoder.training import train
 from multivec.training.engine import TrainConfig
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     train_config = TrainConfig.from_rule(snakemake.params.train, snakemake.resources.max_minutes)

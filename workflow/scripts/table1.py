@@ -3,7 +3,7 @@ from pathlib import Path
 from multivec.evaluation.table1 import assemble_table1, table1_markdown, unknown_tokens_of, write_table1
 from multivec.io import META_FILE, read_json
 from multivec.tasks.ranking_task import RankingTask
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

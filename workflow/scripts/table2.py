@@ -6,7 +6,7 @@ from multivec.evaluation.ranking_evaluation import read_row_metrics
 from multivec.evaluation.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params

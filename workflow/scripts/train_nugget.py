@@ -3,7 +3,7 @@ import os
 from multivec.nugget.configuration import NuggetConfig, resolve_sentence_ratio
 from multivec.nugget.sentence_share import read_share
 from multivec.nugget.training import TrainConfig, train
-from multivec.workflow import rule_logging
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     settings = snakemake.params.model

@@ -5,8 +5,8 @@ from multivec.data.translation_corpus import (TranslationStats, build_translatio
                                               build_translation_corpus_wmt)
 from multivec.data.documents import model_tokenizers
 from multivec.io import write_jsonl, write_meta
-from multivec.resources import data_mirror
-from multivec.workflow import rule_logging
+from multivec.io.resources import data_mirror
+from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
     settings = snakemake.params.settings

@@ -28,7 +28,7 @@ from multivec.distill.embeddings import write_embeddings  # noqa: E402
 from multivec.distill.evaluation import evaluate_units  # noqa: E402
 from multivec.distill.paragraph_vector import PVVariant, train_and_infer  # noqa: E402
 from multivec.io import write_csv, write_jsonl  # noqa: E402
-from multivec.resources import data_mirror  # noqa: E402
+from multivec.io.resources import data_mirror  # noqa: E402
 from multivec.statistics.resampling import bootstrap_ci, paired_difference, with_holm  # noqa: E402
 from multivec.statistics.units import Measurement, stack_seeds  # noqa: E402
 from multivec.tasks.ranking_task import RankingTask  # noqa: E402

@@ -80,7 +80,7 @@ def main() -> None:
     out = Path(args.out)
     config = yaml.safe_load(Path(args.config).read_text())["subencoder"]
     if args.propsegment is None:
-        from multivec.resources import data_mirror
+        from multivec.io.resources import data_mirror
 
         args.propsegment = str(Path(data_mirror()) / "propsegment" / "v1")
     rs = build_retrieval_set(args.propsegment)

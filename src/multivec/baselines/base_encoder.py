@@ -18,7 +18,7 @@ rows read what BM25 reads; a larger number is refused. Each corpus is tokenised 
 ``bf16`` runs the encoder under bfloat16 autocast (worth it only on hardware with bf16
 matrix units: GPUs, or CPUs with AVX512-BF16/AMX; see docs/decisions.md).
 
-Model references are resolved by ``multivec.resources``: ``"minilm"``, a local folder, a hub
+Model references are resolved by ``multivec.io.resources``: ``"minilm"``, a local folder, a hub
 id, or ``"tiny-random-bert"`` / ``"tiny-random-mbart"`` (random weights from
 ``tiny_random_config`` under a fixed seed, MiniLM's tokenizer). For encoder-decoder models
 only the encoder runs. Documents are batched in order of token length to limit padding.
@@ -35,7 +35,7 @@ import torch
 from tqdm.auto import tqdm
 
 from multivec.encodings import encoder_token_limit, resolve_max_tokens, truncation_summary
-from multivec.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
+from multivec.io.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
 from multivec.training.batching import pad_sequences
 
 log = logging.getLogger(__name__)

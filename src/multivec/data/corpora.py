@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 def english_sentence_splitter(mirror: str | os.PathLike | None = None) -> Callable[[str], list[str]]:
     """NLTK punkt (punkt_tab/english) sentence splitter; finds the data in ``<mirror>/nltk_data``."""
-    from multivec.resources import ensure_nltk_data
+    from multivec.io.resources import ensure_nltk_data
 
     ensure_nltk_data("tokenizers/punkt_tab/english", mirror)
     from nltk.tokenize import sent_tokenize

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 from tqdm import tqdm
 
 from multivec.data.records import Paragraph
-from multivec.inspect import length_summary
+from multivec.inspection import length_summary
 from multivec.io import check_minimum
 
 log = logging.getLogger(__name__)

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from multivec.io.resources import REGISTRY_OVERLAY_ENV
+
 
 @dataclass(frozen=True)
 class RemoteFile:
@@ -317,9 +319,6 @@ _register(Source(
 
 class UnknownSourceError(LookupError):
     """A source or file name that the registry does not have; the message lists what it has."""
-
-
-REGISTRY_OVERLAY_ENV = "MULTIVEC_REGISTRY_OVERLAY"
 
 
 class RegistryOverlayError(ValueError):

@@ -46,7 +46,7 @@ from multivec.data.documents import (TokenCounter, deterministic_split, enforce_
 from multivec.data.language import LanguageCheck
 from multivec.data.news_commentary import read_news_commentary_tsv  # noqa: F401 (read here since issue 18)
 from multivec.data.records import ParallelPair
-from multivec.inspect import length_summary
+from multivec.inspection import length_summary
 from multivec.io import FirstSeen, MalformedInputError, check_minimum
 
 log = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ MPNET_PARTS = 5
 
 def model_folder(name: str, root: str | os.PathLike = ".") -> str:
     """The local folder of a structural teacher named in the config."""
-    from multivec.resources import MINILM_NAMES, ResourceError, minilm_path
+    from multivec.io.resources import MINILM_NAMES, ResourceError, minilm_path
 
     if name in MPNET_NAMES:
         folder = Path(root) / MPNET_FOLDER

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from multivec.dataclass_config import from_dict
+from multivec.config.dataclass_config import from_dict
 from multivec.distill.projection import STRUCTURAL_MAPS
 
 HEAD_INITS = (*STRUCTURAL_MAPS, "random")
@@ -33,7 +33,7 @@ CONTEXTUAL_HEAD_INITS = ("cca", "random")
 
 @dataclass
 class StudentConfig:
-    backbone: str = "minilm"  # a model reference (multivec.resources): minilm, tiny-random-bert, a hub id
+    backbone: str = "minilm"  # a model reference (multivec.io.resources): minilm, tiny-random-bert, a hub id
     max_tokens: int = 512  # content tokens read per document (the rest is cut)
     chunk_tokens: int | None = 256  # sequence length per chunk, specials included; None: one window
     gradient_checkpointing: bool = False

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from multivec.dataclass_config import from_dict
+from multivec.config.dataclass_config import from_dict
 from multivec.distill.combination import COMBINATIONS, combine_losses
 from multivec.distill.losses import CONTEXTUAL_LOSSES, STRUCTURAL_LOSSES, contextual_loss, structural_loss
 from multivec.distill.projection import STRUCTURAL_MAPS, output_dim, projection_head, single_linear
@@ -201,7 +201,7 @@ def aligned_embeddings(folder: str | os.PathLike, ids: Sequence[str],
 
 def length_mask(texts: Sequence[str], tokenizer_ref: str, max_tokens: int) -> np.ndarray:
     """1.0 where the structural teacher reads the whole text (<= max_tokens tokens with specials), else 0.0."""
-    from multivec.resources import load_tokenizer
+    from multivec.io.resources import load_tokenizer
 
     tokenizer = load_tokenizer(tokenizer_ref)
     lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
@@ -312,7 +312,7 @@ class DistillTask(TrainingTask):
         os.replace(tmp, path)
 
     def load_weights(self, path: Path) -> None:
-        from multivec.safe_loading import read_safetensors
+        from multivec.io.safe_loading import read_safetensors
 
         self.model.load_state_dict(read_safetensors(path, device=str(self.model.student.device)))
 
@@ -338,7 +338,7 @@ def train(student_config: StudentConfig, loss_config: LossConfig, train_config: 
 
 def load_trained(out_dir: str | os.PathLike) -> DistillModel:
     """The trained model of ``out_dir`` (``config.json`` + ``model.safetensors``), in eval mode on CPU."""
-    from multivec.safe_loading import read_safetensors
+    from multivec.io.safe_loading import read_safetensors
 
     out = Path(out_dir)
     run_config = read_json(out / CONFIG_FILE)

@@ -6,7 +6,7 @@ Names load on first use (PEP 562): the workflow imports the encodings folder nam
 
 from __future__ import annotations
 
-from multivec.lazy_exports import lazy_exports
+from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {"RankingResult": "ranking_evaluation", "evaluate_with_bm25": "ranking_evaluation",
           "evaluate_with_encodings": "ranking_evaluation", "PAPER_TABLE2": "table2", "TABLE2_COLUMNS": "table2",

@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from multivec.encodings import Encodings, read_encodings
-from multivec.resources import default_device
+from multivec.io.resources import default_device
 from multivec.evaluation.ranking_evaluation import RankingResult, evaluate_with_bm25, evaluate_with_encodings
 from multivec.tasks.ranking_task import RankingTask
 

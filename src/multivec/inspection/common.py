@@ -37,7 +37,7 @@ class Report:
         """The ``--tokenizer`` given on the command line (None when none was)."""
         if not self.tokenizer:
             return None
-        from multivec.resources import load_tokenizer
+        from multivec.io.resources import load_tokenizer
 
         return load_tokenizer(self.tokenizer)
 

@@ -1,9 +1,9 @@
 """Metrics for Table 2: MRR over candidates, and the set/vector similarities that rank them.
 
-Names load from their submodule on first use (``multivec.lazy_exports``): the tables read rankings with
+Names load from their submodule on first use (``multivec.pipeline.lazy_exports``): the tables read rankings with
 ``multivec.metrics.ranking`` (numpy) and must not load torch, which only the similarities need."""
 
-from multivec.lazy_exports import lazy_exports
+from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {
     "cosine": "maxsim", "maxsim_mean": "maxsim", "pad_vector_sets": "maxsim",

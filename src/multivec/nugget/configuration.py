@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from multivec.dataclass_config import ConfigError, from_dict
+from multivec.config.dataclass_config import ConfigError, from_dict
 
 ARCHITECTURES = ("bert_decoder", "mbart")
 OBJECTIVES = ("ae", "mt")

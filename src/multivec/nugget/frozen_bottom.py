@@ -122,7 +122,7 @@ def write_bottom_states(out_dir: str | os.PathLike, ids: Sequence[str], texts: S
 
 
 def read_bottom_states(folder: str | os.PathLike) -> BottomStates:
-    from multivec.safe_loading import read_safetensors
+    from multivec.io.safe_loading import read_safetensors
 
     folder = Path(folder)
     for name in (STATES_FILE, INFO_FILE):

@@ -64,7 +64,7 @@ def base_gate(model_dir: str | os.PathLike, dev_path: str | os.PathLike, objecti
     """Both gates of the shared r = 1 model: reconstruction BLEU (AE only) and dev loss below unigram."""
     from multivec.nugget.analysis.reconstruction_bleu import dev_documents, reconstruct
     from multivec.nugget.modeling import NuggetModel
-    from multivec.resources import default_device
+    from multivec.io.resources import default_device
 
     model = NuggetModel.from_pretrained(model_dir, device=default_device())
     if model.config.bottleneck != "tokens":

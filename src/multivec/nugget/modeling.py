@@ -67,7 +67,7 @@ class Nuggets:
 def load_source_tokenizer(ref_or_folder: str, src_lang: str):
     from transformers import AutoTokenizer
 
-    from multivec.resources import resolve_model
+    from multivec.io.resources import resolve_model
 
     path = ref_or_folder if Path(ref_or_folder).is_dir() else resolve_model(ref_or_folder)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -84,7 +84,7 @@ def _backbone(config: NuggetConfig, hf_config=None):
     """
     from transformers import BertModel, MBartForConditionalGeneration
 
-    from multivec.resources import is_tiny_random, resolve_model, tiny_random_config
+    from multivec.io.resources import is_tiny_random, resolve_model, tiny_random_config
 
     model_class = MBartForConditionalGeneration if config.architecture == "mbart" else BertModel
     kwargs = {"add_pooling_layer": False} if model_class is BertModel else {}
@@ -209,7 +209,7 @@ class NuggetModel(nn.Module):
         os.replace(tmp, path)  # readers never see a half-written file
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        from multivec.safe_loading import load_safetensors_into
+        from multivec.io.safe_loading import load_safetensors_into
 
         missing, unexpected = load_safetensors_into(self, path, strict=False)
         if missing or unexpected:
@@ -270,7 +270,7 @@ class NuggetModel(nn.Module):
         into this one; returns the loaded parameter names. The parts this model adds (scorer, e^n/e^o, W^V)
         keep their initialisation. Refused, naming the folder and the keys, when the two models' structure or
         target side differ, or when a stored tensor has no place here."""
-        from multivec.safe_loading import read_safetensors
+        from multivec.io.safe_loading import read_safetensors
 
         folder = Path(folder)
         if not (folder / CONFIG_FILE).exists():

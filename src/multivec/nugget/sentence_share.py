@@ -63,7 +63,7 @@ def read_share(path: str | os.PathLike) -> float:
 def document_sentence_ends(texts: Sequence[str], mirror: str | os.PathLike | None = None) -> list[list[int]]:
     """Per text, the character offsets (exclusive) where NLTK punkt (english) ends its sentences; none
     for an empty (or blank) text, which ``sentence_final_token_mask`` gives one nugget at its EOS."""
-    from multivec.resources import ensure_nltk_data
+    from multivec.io.resources import ensure_nltk_data
 
     ensure_nltk_data("tokenizers/punkt_tab/english", mirror)
     from nltk.tokenize.punkt import PunktTokenizer

@@ -38,7 +38,7 @@ import zipfile
 from pathlib import Path
 
 from multivec.rehearsal.fixture_text import chinese, documents
-from multivec.resources import ResourceError
+from multivec.io.resources import ResourceError
 
 OVERLAY_FILE = "registry_overlay.json"
 IMDB_PER_LABEL = 12  # reviews per split and label: imdb_reviews_per_split = 24 in config/rehearsal.yaml

@@ -31,7 +31,7 @@ _WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
 
 def wordnet_folder() -> Path:
     """``<mirror>/nltk_data/corpora/wordnet`` of ``$MULTIVEC_DATA_MIRROR`` or ``$NLTK_DATA``."""
-    from multivec.resources import ResourceError
+    from multivec.io.resources import ResourceError
 
     candidates = [os.environ.get("NLTK_DATA")]
     if os.environ.get("MULTIVEC_DATA_MIRROR"):

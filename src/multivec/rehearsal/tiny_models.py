@@ -1,7 +1,7 @@
 """Tiny randomly initialised models of the paper's architectures, for the rehearsal scale (issue 21).
 
 ``write_models(mirror)`` writes one Hugging Face folder per hub id of ``MODELS`` under
-``<mirror>/models/<hub id>/``, where ``multivec.resources.resolve_model`` finds it in place of the hub
+``<mirror>/models/<hub id>/``, where ``multivec.io.resources.resolve_model`` finds it in place of the hub
 (``mirrored_model``), so every loader takes the code path it takes at paper scale. Each folder is built
 from a configuration of the hub model's own architecture (mBART-50, T5, RoBERTa with an NLI head,
 T5 encoders, BERT, Longformer, MPNet in sentence-transformers' layout) with tiny sizes and
@@ -254,6 +254,6 @@ def write_model(hub_id: str, out: str | os.PathLike) -> Path:
 
 def write_models(mirror: str | os.PathLike) -> dict[str, Path]:
     """Every model of ``MODELS`` under ``<mirror>/models/<hub id>/``."""
-    from multivec.resources import MODELS_DIR
+    from multivec.io.resources import MODELS_DIR
 
     return {hub_id: write_model(hub_id, Path(mirror) / MODELS_DIR / hub_id) for hub_id in MODELS}

@@ -18,7 +18,7 @@ including each SLURM job's.
 
 from __future__ import annotations
 
-from multivec.lazy_exports import lazy_exports
+from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {
     "bootstrap_ci": "resampling", "holm": "resampling", "paired_difference": "resampling",

@@ -79,7 +79,7 @@ def _tools():
     from nltk.stem import PorterStemmer, WordNetLemmatizer
     from nltk.tokenize import TreebankWordTokenizer
 
-    from multivec.resources import data_mirror, ensure_nltk_data
+    from multivec.io.resources import data_mirror, ensure_nltk_data
 
     ensure_nltk_data("corpora/wordnet", data_mirror())
     return TreebankWordTokenizer(), WordNetLemmatizer(), PorterStemmer()

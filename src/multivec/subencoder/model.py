@@ -34,7 +34,7 @@ STRATEGIES = ("mask_pooling", "full_mask", "token_subset")
 
 @dataclass
 class SubEncoderConfig:
-    encoder: str = "minilm"  # a reference multivec.resources.resolve_model accepts
+    encoder: str = "minilm"  # a reference multivec.io.resources.resolve_model accepts
     head: str = "mlp"  # "mlp" (the SubEncoder) | "none" (untrained base encoder, App. C.1 baselines)
     output_dim: int | None = None  # None: the encoder's hidden size (paper §4.1); 64 for Table 5
     mlp_hidden: int | None = None  # None: the encoder's hidden size
@@ -60,7 +60,7 @@ class SubEncoderConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SubEncoderConfig":
-        from multivec.dataclass_config import from_dict
+        from multivec.config.dataclass_config import from_dict
 
         return from_dict(cls, data, "SubEncoderConfig")
 
@@ -69,7 +69,7 @@ def _load_backbone(ref: str):
     """(encoder module, tokenizer, backbone config) for a model reference; T5: the encoder stack only."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer, T5EncoderModel
 
-    from multivec.resources import is_tiny_random, resolve_model, tiny_random_config
+    from multivec.io.resources import is_tiny_random, resolve_model, tiny_random_config
 
     path = resolve_model(ref)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -281,7 +281,7 @@ class SubEncoder(nn.Module):
         os.replace(tmp, path)
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        from multivec.safe_loading import load_safetensors_into
+        from multivec.io.safe_loading import load_safetensors_into
 
         missing, unexpected = load_safetensors_into(self, path, strict=False)
         if missing or unexpected:

@@ -46,7 +46,7 @@ class TransformersNLI:
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from multivec.resources import default_device, resolve_model
+        from multivec.io.resources import default_device, resolve_model
 
         path = resolve_model(self.model)
         tokenizer = AutoTokenizer.from_pretrained(path)

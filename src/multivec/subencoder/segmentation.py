@@ -177,7 +177,7 @@ class Seq2SeqSegmenter:
         import torch
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from multivec.safe_loading import from_dag_folder
+        from multivec.io.safe_loading import from_dag_folder
         from multivec.subencoder.llm_client import parse_claims
 
         tokenizer = AutoTokenizer.from_pretrained(self.model_dir)

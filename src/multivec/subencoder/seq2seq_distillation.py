@@ -42,7 +42,7 @@ class Seq2SeqSegmenterTask(TrainingTask):
     def setup(self, out_dir: Path, runtime, resuming: bool) -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        from multivec.resources import resolve_model
+        from multivec.io.resources import resolve_model
 
         self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(self.base_model))
         self.model = AutoModelForSeq2SeqLM.from_pretrained(resolve_model(self.base_model)).to(runtime.device)
@@ -107,7 +107,7 @@ class Seq2SeqSegmenterTask(TrainingTask):
         os.replace(tmp, path)
 
     def load_weights(self, path: Path) -> None:
-        from multivec.safe_loading import load_safetensors_into
+        from multivec.io.safe_loading import load_safetensors_into
 
         load_safetensors_into(self.model, path)
 

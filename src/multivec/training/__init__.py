@@ -15,7 +15,7 @@ otherwise cost every Snakemake start.
 
 from __future__ import annotations
 
-from multivec.lazy_exports import lazy_exports
+from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {
     "Runtime": "distributed", "all_gather_with_grad": "distributed", "setup_runtime": "distributed",

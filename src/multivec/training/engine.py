@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from multivec.io import read_json, write_json
-from multivec.dataclass_config import from_dict
+from multivec.config.dataclass_config import from_dict
 from multivec.training import checkpoint as ckpt
 from multivec.training.distributed import PRECISIONS, Runtime, setup_runtime
 from multivec.training.metrics import METRICS_FILE, metric_columns, write_metrics

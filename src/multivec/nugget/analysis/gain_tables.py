@@ -90,7 +90,7 @@ def load_gains(path) -> tuple[np.ndarray, np.ndarray, int]:
     """``gains``, ``positions`` and L of a ``save_gains`` file; a clear error naming the file and key."""
     from safetensors import SafetensorError, safe_open
 
-    from multivec.safe_loading import unreadable_safetensors
+    from multivec.io.safe_loading import unreadable_safetensors
 
     try:
         with safe_open(str(path), framework="numpy") as f:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-SHIPPED = Path(__file__).resolve().parents[2] / "profiles" / "slurm"
+SHIPPED = Path(__file__).resolve().parents[3] / "profiles" / "slurm"
 PLACEHOLDERS = {"account": "CHANGE_ME_account", "cpu_partition": "CHANGE_ME_cpu_partition",
                 "gpu_partition": "CHANGE_ME_gpu_partition"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # SLURM account/partition names; nothing YAML or a shell reads
@@ -33,12 +33,12 @@ def site_profile_text(shipped: str, account: str, cpu_partition: str, gpu_partit
             raise ProfileError(f"{key}={values[key]!r}: not a SLURM name (letters, digits, '_', '.', '-')")
         if f'"{placeholder}"' not in text:
             raise ProfileError(f"the shipped profile has no \"{placeholder}\" any more: update "
-                               f"multivec.cluster_profile.PLACEHOLDERS to what it asks to fill in")
+                               f"multivec.pipeline.slurm_profile.PLACEHOLDERS to what it asks to fill in")
         text = text.replace(f'"{placeholder}"', f'"{values[key]}"')
     if "CHANGE_ME" in text:
         line = next(i for i, row in enumerate(text.splitlines(), 1) if "CHANGE_ME" in row)
         raise ProfileError(f"the shipped profile has a placeholder this tool does not fill (line {line}): "
-                           "update multivec.cluster_profile.PLACEHOLDERS")
+                           "update multivec.pipeline.slurm_profile.PLACEHOLDERS")
     if extra:
         present = set(yaml.safe_load(text) or {})
         clash = sorted(set(extra) & present)

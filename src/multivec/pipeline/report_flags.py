@@ -1,5 +1,5 @@
 """Which outputs of the workflow are flagged with ``report(...)``, read from the parsed Snakefile without
-building anything: ``python -m multivec.reporting.report_flags [--configfile F ...] [--directory D] [--out J]``
+building anything: ``python -m multivec.pipeline.report_flags [--configfile F ...] [--directory D] [--out J]``
 writes a JSON list of ``{"rule", "pattern", "category", "subcategory", "caption"}``, one per flagged output pattern
 (``pattern`` with the rule's wildcard constraints written in, as ``rule_benchmarks.pattern_regex`` reads it).
 

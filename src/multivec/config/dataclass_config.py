@@ -15,7 +15,7 @@ from typing import Any
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the offending key (a key path or file:line where the
     workflow's checks know it) and what is allowed. The one class for a bad config, raised by the workflow's
-    checks (``multivec.config_checks``) and by every config dataclass."""
+    checks (``multivec.config``) and by every config dataclass."""
 
 
 def from_dict(cls, data: dict[str, Any], what: str):

@@ -123,7 +123,7 @@ def write_encodings(out_dir: str | os.PathLike, ids: Sequence[str], vectors: Seq
 
 
 def read_encodings(out_dir: str | os.PathLike) -> Encodings:
-    from multivec.safe_loading import read_safetensors
+    from multivec.io.safe_loading import read_safetensors
 
     out = Path(out_dir)
     tensors = read_safetensors(out / "vectors.safetensors", framework="numpy")

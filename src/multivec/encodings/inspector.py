@@ -1,4 +1,4 @@
-"""Inspector for the encodings artifact (``encodings.py``): one folder per encoder and task,
+"""Inspector for the encodings artifact (``artifact.py``): one folder per encoder and task,
 ``vectors.safetensors`` (``vectors`` + ``offsets``), ``documents.jsonl`` and ``info.json``.
 
 It shows how many vectors each document got — for NUGGET, k = ceil(n·r) nuggets per document

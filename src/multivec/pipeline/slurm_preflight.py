@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 # Written before every problem list; tests and users look for it.
-HEADER = "SLURM pre-flight check (multivec.cluster_preflight): nothing was run or submitted"
+HEADER = "SLURM pre-flight check (multivec.pipeline.slurm_preflight): nothing was run or submitted"
 ADVICE = ("Point the SLURM profile at this cluster: slurm_account and slurm_partition in the profile's "
           "default-resources and set-resources (scripts/slurm/site_profile.py writes a copy of profiles/slurm "
           "with your account and partitions). To submit anyway, skipping this check: --no-hooks.")

@@ -1,6 +1,6 @@
 """Inspectors for what running the DAG leaves beside the results: Snakemake ``benchmark:`` files
 (``benchmarks/rules/**.tsv``: time and memory per job) and the rules' logs (``logs/**.log``,
-written through ``workflow.rule_logging``). No paper equation: these measure the pipeline.
+written through ``script_support.rule_logging``). No paper equation: these measure the pipeline.
 """
 
 from __future__ import annotations

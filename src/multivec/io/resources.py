@@ -20,6 +20,8 @@ from pathlib import Path
 MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 TINY_RANDOM_PREFIX = "tiny-random-"
 ENV_MIRROR = "MULTIVEC_DATA_MIRROR"
+# The rehearsal's registry overlay (multivec.data.sources.load_registry_overlay), exported to every job.
+REGISTRY_OVERLAY_ENV = "MULTIVEC_REGISTRY_OVERLAY"
 
 
 class ResourceError(RuntimeError):
@@ -168,8 +170,6 @@ def pin_registry_overlay(configured: str | None, mirror: str | os.PathLike | Non
     """Export the registry overlay (config key ``registry_overlay``, relative to the data mirror) as an
     absolute ``$MULTIVEC_REGISTRY_OVERLAY`` that every job inherits; an already exported one wins.
     A configured overlay without a mirror, or one that is not a file, raises naming the key."""
-    from multivec.data.sources import REGISTRY_OVERLAY_ENV
-
     value = os.environ.get(REGISTRY_OVERLAY_ENV) or configured
     if not value:
         return None

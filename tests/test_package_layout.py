@@ -1,7 +1,8 @@
-"""The import graph of ``src/multivec`` has no cycles (issue 18: ``data.corpora`` <-> ``data.translation_corpus``
-<-> ``data.documents`` was one). Read from the source (``ast``), so an import inside a function counts as
-much as one at the top: a cycle through a lazy import still ties the modules into one unit that cannot
-be read, tested or reused alone."""
+"""The package's layout: nothing loose at the package root, imports that run down the layers (``LAYERS``), and
+no import cycles in ``src/multivec`` (issue 18: ``data.corpora`` <-> ``data.translation_corpus`` <->
+``data.documents`` was one). Read from the source (``ast``), so an import inside a function counts as much as
+one at the top: a cycle through a lazy import still ties the modules into one unit that cannot be read,
+tested or reused alone."""
 
 import ast
 from pathlib import Path
@@ -95,7 +96,7 @@ def test_the_graph_reader_sees_lazy_imports_and_cycles():
     g = import_graph(found)
     assert "multivec.data.wikitext" in g["multivec.tasks.passage_reranking"]  # a top-level import
     assert "multivec.data.news_commentary" in g["multivec.data.corpora"]
-    assert "multivec.resources" in g["multivec.data.corpora"]  # english_sentence_splitter's lazy import
+    assert "multivec.io.resources" in g["multivec.data.corpora"]  # english_sentence_splitter's lazy import
 
 
 def test_no_import_cycles_in_multivec():
@@ -125,7 +126,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 # used to, for three generic helpers (``_from_dict``, ``epoch_batches``, ``pad_sequences``), and so every
 # sub-encoder, distillation and base-encoder job loaded NUGGET's model and transformers' mBART code.
 INDEPENDENT_OF_NUGGET = ("multivec.training", "multivec.training.engine", "multivec.training.batching",
-                         "multivec.dataclass_config", "multivec.baselines.base_encoder",
+                         "multivec.config.dataclass_config", "multivec.baselines.base_encoder",
                          "multivec.subencoder.model", "multivec.subencoder.training",
                          "multivec.distill.student", "multivec.distill.training")
 
@@ -136,3 +137,95 @@ def test_shared_layers_and_other_works_do_not_import_nugget(module):
     assert module in graph, f"{module} is not a module of src/multivec any more: update INDEPENDENT_OF_NUGGET"
     nugget = sorted(m for m in reachable(graph, module) if m == "multivec.nugget" or m.startswith("multivec.nugget."))
     assert not nugget, f"{module} reaches NUGGET's modules {nugget}"
+
+
+# -- the package's layout -----------------------------------------------------------------------------------
+
+# At the package root only the package itself and its command line; everything else lives in a subpackage
+# named for what it is (docs/architecture.md has the map).
+ROOT_MODULES = {"__init__.py", "__main__.py"}
+
+# Low to high: a module may import its own layer and the layers below it, never one above. Shared code sits
+# below the three works, so a work can be read and changed without the others; the entry points sit on top.
+LAYERS = (
+    ("io",),  # checked files, safe loading, resource resolution
+    ("config", "inspection"),  # the configuration layer; the inspector registry
+    ("pipeline",),  # workflow, cluster and report support
+    ("data", "encodings", "metrics", "retrieval", "statistics", "training"),  # shared building blocks
+    ("tasks", "baselines", "evaluation"),  # shared ranking tasks, baseline encoders, ranking evaluation
+    ("nugget", "subencoder", "distill"),  # the three works, each in its package
+    ("rehearsal", "__main__"),  # the rehearsal scale's fixtures; the command line
+)
+WORKS = ("nugget", "subencoder", "distill")
+
+# Imports that still run against the layers, each with its reason. The test fails when one of these goes
+# away too, so the list shrinks as the code moves to where it belongs and never hides a new one.
+KNOWN_BACKWARD_IMPORTS = {
+    # the config layer builds every NuggetConfig the rules build, to report an error at the key that set it
+    ("multivec.config.merged_settings", "multivec.nugget.configuration"),
+    # NUGGET's training corpus builder, which sizes documents with NUGGET's source tokenizer
+    ("multivec.data.documents", "multivec.nugget.modeling"),
+    # the overlap audit reads every work's corpora against every evaluation task
+    ("multivec.data.overlap", "multivec.subencoder.propsegment"),
+    ("multivec.data.overlap", "multivec.tasks.ranking_task"),
+    # NUGGET's Tables 2 and 4, still in the shared evaluation package
+    ("multivec.evaluation.table2_rows", "multivec.nugget.modeling"),
+    ("multivec.evaluation.table2_rows", "multivec.nugget.encoding"),
+    ("multivec.evaluation.table2_rows", "multivec.nugget.frozen_bottom"),
+    ("multivec.evaluation.table4", "multivec.nugget.configuration"),
+    # the student's model-folder inspector reuses NUGGET's
+    ("multivec.distill.student_inspector", "multivec.nugget.inspector"),
+}
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of(module: str) -> int | None:
+    package = package_of(module)
+    return next((i for i, names in enumerate(LAYERS) if package in names), None)
+
+
+def backward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(importer, imported) where the imported module sits in a higher layer, or in another work."""
+    found = set()
+    for module, targets in graph.items():
+        for target in targets:
+            here, there = layer_of(module), layer_of(target)
+            if here is None or there is None:
+                continue
+            other_work = package_of(module) in WORKS and package_of(target) in WORKS and \
+                package_of(module) != package_of(target)
+            if there > here or other_work:
+                found.add((module, target))
+    return found
+
+
+def test_nothing_but_the_package_and_its_command_line_at_the_root():
+    loose = sorted(p.name for p in (SRC / "multivec").glob("*.py") if p.name not in ROOT_MODULES)
+    assert not loose, (f"modules at the package root: {loose}; put each in the subpackage of what it is "
+                       "(docs/architecture.md)")
+
+
+def test_every_package_has_a_layer():
+    packages = {package_of(m) for m in modules()} - {"__init__"}
+    unplaced = sorted(p for p in packages if layer_of(f"multivec.{p}") is None)
+    assert not unplaced, f"packages in no layer of LAYERS: {unplaced}"
+
+
+def test_the_layer_check_sees_a_backward_import():
+    graph = {"multivec.io.checked_files": {"multivec.nugget.modeling"},
+             "multivec.nugget.modeling": {"multivec.io.checked_files"},
+             "multivec.distill.student": {"multivec.subencoder.model"}}
+    assert backward_imports(graph) == {("multivec.io.checked_files", "multivec.nugget.modeling"),
+                                       ("multivec.distill.student", "multivec.subencoder.model")}
+
+
+def test_imports_run_down_the_layers():
+    found = backward_imports(import_graph(modules()))
+    new = sorted(found - KNOWN_BACKWARD_IMPORTS)
+    assert not new, f"imports up the layers (or from one work into another): {new}; see LAYERS"
+    gone = sorted(KNOWN_BACKWARD_IMPORTS - found)
+    assert not gone, f"no longer imported, remove from KNOWN_BACKWARD_IMPORTS: {gone}"

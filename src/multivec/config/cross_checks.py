@@ -1,0 +1,149 @@
+"""Keys consistent with each other: pairs of settings the code relies on, each message naming both key
+paths (warm-up within training, dev set below the corpus size, minimums below maximums, the figures' ratios
+among the trained ones, a comparison given once), and ratios that print as the model folders they name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from multivec.config.merged_settings import merge, nugget_layers, train_layers
+from multivec.config.schema import key_path, unique_problems
+
+# Text a ratio must print as: the training rule's wildcard constraint (rules/nugget.smk).
+RATIO_TEXT = re.compile(r"[0-9.]+")
+
+
+def ratio_text_problem(path: str, ratio: Any, folder: str) -> str | None:
+    """A ratio must print as plain decimal digits that read back as itself: it names a model folder."""
+    text = str(ratio)
+    if RATIO_TEXT.fullmatch(text) and float(text) == ratio:
+        return None
+    return (f"{path}: {ratio!r} prints as {text!r}, which does not name a model folder ({folder.format(text)}); "
+            "allowed: a ratio written with plain decimal digits (e.g. 0.00001, not 1e-05)")
+
+
+def ratio_problems(config: dict) -> list[str]:
+    """Ratios that name model folders: Table 2's rows and ``nugget_analysis.ratios``."""
+    problems = []
+    for i, row in enumerate(config["table2"]["rows"]):
+        if row.get("kind") == "nugget" and "ratio" in row:
+            problems.append(ratio_text_problem(key_path(("table2", "rows", i, "ratio")), row["ratio"],
+                                               f"models/nugget/{row.get('objective')}_r{{}}/seed<seed>"))
+    for j, ratio in enumerate(config.get("nugget_analysis", {}).get("ratios", [])):
+        problems.append(ratio_text_problem(key_path(("nugget_analysis", "ratios", j)), ratio,
+                                           "models/nugget_long/<objective>_r{}/seed<seed>"))
+    return [p for p in problems if p]
+
+
+def _at_most(problems: list, small_path: str, small: Any, large_path: str, large: Any, why: str,
+             strict: bool = False) -> None:
+    """Append a problem when ``small`` > ``large`` (``>=`` with ``strict``); None on either side is no limit."""
+    if small is None or large is None:
+        return
+    if small > large or (strict and small == large):
+        relation = "below" if strict else "at most"
+        problems.append(f"{small_path}: {small} must be {relation} {large_path} ({large}): {why}")
+
+
+def consistency_problems(config: dict) -> list[str]:
+    """Pairs of keys the code relies on; each message names both key paths."""
+    problems: list[str] = []
+    for name, layers in train_layers(config).items():
+        values, paths = merge(layers)
+        if "warmup_steps" in values and "max_steps" in values:
+            _at_most(problems, paths["warmup_steps"], values["warmup_steps"], paths["max_steps"], values["max_steps"],
+                     f"the warm-up must end within the training of {name} (TrainConfig)")
+    for corpus in ("autoencoding", "translation"):
+        settings = config["corpora"][corpus]
+        where = f"corpora.{corpus}"
+        _at_most(problems, f"{where}.dev_size", settings.get("dev_size"), f"{where}.max_documents",
+                 settings.get("max_documents"), "the dev set would leave no training documents", strict=True)
+        _at_most(problems, f"{where}.min_documents", settings.get("min_documents"), f"{where}.max_documents",
+                 settings.get("max_documents"), "the corpus keeps at most max_documents, so the minimum always warns")
+        source_limit = config["nugget"].get("max_source_tokens")
+        _at_most(problems, f"{where}.max_tokens", settings.get("max_tokens"), "nugget.max_source_tokens",
+                 source_limit, "training documents are built to the former and cut to the latter (raise "
+                 f"nugget.max_source_tokens or lower {where}.max_tokens; allowed: 1..{source_limit})")
+    for task in ("pi", "rr"):
+        settings = config["table2"][task]
+        _at_most(problems, f"table2.{task}.min_queries", settings.get("min_queries"), f"table2.{task}.n_queries",
+                 settings.get("n_queries"), "the task keeps at most n_queries, so the minimum always warns")
+    distill = config.get("distill", {})
+    data = distill.get("data", {})
+    _at_most(problems, "distill.data.min_documents", data.get("min_documents"), "distill.data.max_documents",
+             data.get("max_documents"), "the corpus keeps at most max_documents, so the minimum always warns")
+    for key, known_key in (("structural_teacher", "models"), ("contextual_teacher", "variants")):
+        teacher = distill.get(key, {})
+        if "teacher" in teacher:
+            known = [v["name"] if isinstance(v, dict) else v for v in teacher.get(known_key, [])]
+            if teacher["teacher"] not in known:
+                problems.append(f"distill.{key}.teacher: {teacher['teacher']!r} is not one of "
+                                f"distill.{key}.{known_key} ({', '.join(map(str, known))})")
+    problems += _nugget_analysis_problems(config)
+    problems += _comparison_problems(config)
+    return problems
+
+
+def _nugget_analysis_problems(config: dict) -> list[str]:
+    problems: list[str] = []
+    analysis = config.get("nugget_analysis")
+    if not analysis:
+        return problems
+    folders = [str(r) for r in analysis["ratios"]]  # as rules/common.smk's LONG_RATIOS spells the folders
+    for key in ("fig5", "fig6", "probability_gain"):
+        ratio = analysis.get(key, {}).get("ratio")
+        if ratio is not None and str(ratio) not in folders:
+            problems.append(f"nugget_analysis.{key}.ratio: {ratio!r} is not one of nugget_analysis.ratios "
+                            f"({', '.join(folders)}): the figure reads that model")
+    gain = analysis.get("probability_gain", {})
+    if "lengths" in gain and "documents" in gain and len(gain["lengths"]) != len(gain["documents"]):
+        problems.append(f"nugget_analysis.probability_gain.documents: {len(gain['documents'])} entries, but "
+                        f"nugget_analysis.probability_gain.lengths has {len(gain['lengths'])}; one count per length")
+    if "fig7_length" in gain and gain["fig7_length"] not in gain.get("lengths", []):
+        problems.append(f"nugget_analysis.probability_gain.fig7_length: {gain['fig7_length']} is not one of "
+                        f"nugget_analysis.probability_gain.lengths ({gain.get('lengths')})")
+    lm = config.get("nugget_lm")
+    if lm:
+        _at_most(problems, "nugget_lm.compress_window", lm.get("compress_window"), "nugget_lm.compress_tokens",
+                 lm.get("compress_tokens"), "the history states are mean-pooled in windows of compress_window")
+        for i, row in enumerate(lm.get("rows", [])):
+            where = key_path(("nugget_lm", "rows", i, "ratio"))
+            if row["ratio"] != 0:  # rules/nugget_lm_common.smk lm_ae_model: ratio 0 is the folder ae_r0
+                problems.append(ratio_text_problem(where, row["ratio"], "models/nugget_long/ae_r{}/seed<seed>"))
+            need = {"nuggets": "above 0 (a nugget model)", "mean": "0 (the one-vector model)"}.get(row["history"])
+            if need and (row["ratio"] > 0) != (row["history"] == "nuggets"):
+                problems.append(f"{where}: {row['ratio']!r} does not suit nugget_lm.rows[{i}].history "
+                                f"{row['history']!r}, which needs a ratio {need}")
+    ablation = config.get("nugget_ablation")
+    if ablation and "layers" in ablation:
+        values, paths = merge(nugget_layers(config).get("nugget_analysis mt_r0.1", []))
+        layer = ablation["layers"].get("3")
+        if values and layer is not None and values.get("scorer_layer") != layer:
+            problems.append(f'nugget_ablation.layers["3"]: {layer} must equal {paths["scorer_layer"]} '
+                            f"({values.get('scorer_layer')}): Table 4's NUGGET (l = 3) row is the model "
+                            "models/nugget_long/mt_r0.1, trained with that scorer layer")
+    return [p for p in problems if p]
+
+
+def _comparison_problems(config: dict) -> list[str]:
+    """One paired comparison given twice, or a row compared with itself, would count twice in Holm's correction."""
+    problems = []
+    for table, entries in (config.get("statistics", {}).get("comparisons") or {}).items():
+        seen: dict[tuple, list[tuple[int, set | None]]] = {}  # (row, against) -> [(entry, metrics; None = all)]
+        for i, entry in enumerate(entries):
+            against = [entry["against"]] if isinstance(entry["against"], str) else entry["against"]
+            metrics = set(entry["metrics"]) if entry.get("metrics") else None
+            where = key_path(("statistics", "comparisons", table, i))
+            for other in against:
+                if other == entry["row"]:
+                    problems.append(f"{where}.against: compares row {other!r} with itself")
+                for j, earlier in seen.get((entry["row"], other), []):
+                    if j != i and (metrics is None or earlier is None or metrics & earlier):
+                        shared = "every metric" if metrics is None or earlier is None else \
+                            ", ".join(sorted(metrics & earlier))
+                        problems.append(f"{where}: {entry['row']!r} against {other!r} ({shared}) is already compared "
+                                        f"at {key_path(('statistics', 'comparisons', table, j))}")
+                seen.setdefault((entry["row"], other), []).append((i, metrics))
+    return unique_problems(problems)

@@ -1,0 +1,17 @@
+"""Shared by all three works: reading and writing files, checked.
+
+- ``checked_files``: the pipeline's text artifacts (JSON, JSONL, CSV, documents TSV, ``meta.json``), every
+  reader naming the file and line of malformed input (``MalformedInputError``); its names are exported here;
+- ``safe_loading``: weights read without running code (safetensors only), errors naming the file;
+- ``resources``: named models and NLTK data resolved on this machine (the offline MiniLM, the data mirror's
+  ``models/``, tiny random models for the smoke scale).
+"""
+
+from multivec.io.checked_files import (META_FILE, EmptyOutputError, FirstSeen, MalformedInputError,
+                                       MalformedJsonError, check_fields, check_minimum, iter_jsonl, iter_lines,
+                                       read_docs_tsv, read_json, read_jsonl, write_csv, write_docs_tsv, write_json,
+                                       write_jsonl, write_meta, yaml_safe_loader)
+
+__all__ = ["META_FILE", "EmptyOutputError", "FirstSeen", "MalformedInputError", "MalformedJsonError", "check_fields",
+           "check_minimum", "iter_jsonl", "iter_lines", "read_docs_tsv", "read_json", "read_jsonl", "write_csv",
+           "write_docs_tsv", "write_json", "write_jsonl", "write_meta", "yaml_safe_loader"]
