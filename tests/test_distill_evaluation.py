@@ -118,6 +118,35 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
     assert evaluate_embeddings("pi", tmp_path / "e", {"documents": str(tmp_path / "eval_pi.jsonl")}) == got
 
 
+def test_ranking_units_are_bit_for_bit_100_over_the_rankings_rank(tmp_path):
+    """The per-query scores (ranks from ``multivec.metrics.ranking``) are exactly ``100.0 / rank_of_answer`` of
+    ``ranking_evaluation``'s rankings on the same cosines, tied candidates included (float32 vectors, as stored)."""
+    from multivec.distill.evaluation import _unit
+    from multivec.evaluation.ranking_evaluation import result_from_scores
+    from multivec.tasks.ranking_task import RankingTask
+
+    rng = np.random.default_rng(11)
+    n_docs, n_candidates = 80, 20
+    ids = [f"d{k}" for k in range(n_docs)]
+    vectors = rng.normal(size=(n_docs, 6)).astype(np.float32)
+    vectors[1::3] = vectors[0:-1:3]  # duplicated documents: cosine ties with the answer
+    gold = tmp_path / "eval_rr"
+    write_docs_tsv(gold / "docs.txt", {i: "x" for i in ids})
+    sources, pool = ids[:n_docs - n_candidates], ids[n_docs - n_candidates:]  # a source is no candidate
+    write_jsonl(gold / "task.jsonl", [{"source": source,
+                                       "candidates": [pool[int(c)] for c in rng.permutation(n_candidates)],
+                                       "answer": int(rng.integers(n_candidates))} for source in sources])
+    write_embeddings(tmp_path / "e", ids, vectors, {})
+    got = evaluate_units("rr", tmp_path / "e", {"task": str(gold)})["rr_mrr"].values
+    task = RankingTask.load(gold)
+    unit = dict(zip(ids, _unit(vectors)))
+    scores = np.einsum("qd,qcd->qc", np.array([unit[q.source] for q in task.queries]),
+                       np.array([[unit[c] for c in q.candidates] for q in task.queries]))
+    old = np.array([100.0 / row["rank_of_answer"] for row in result_from_scores(task, scores, "x").rankings])
+    assert np.array_equal(got, old) and got.dtype == old.dtype
+    assert len(set(old.tolist())) > 5 and 100.0 / 3 in old  # 100 * (1 / 3) != 100 / 3
+
+
 def test_bad_task_or_files_are_named(tmp_path):
     with pytest.raises(ValueError, match="unknown distillation evaluation task 'imdb'"):
         evaluate_embeddings("imdb", tmp_path, {"task": str(tmp_path)})

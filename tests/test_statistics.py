@@ -33,6 +33,26 @@ def test_bleu_statistic_equals_sacrebleu_corpus_bleu():
     assert lower == pytest.approx(sacrebleu.corpus_bleu([h.upper() for h in hyps], [refs], lowercase=True).score)
 
 
+@pytest.mark.parametrize("tokenize", [None, "13a", "zh"])
+def test_bleu_components_are_sacrebleus_statistics_through_its_public_api(tokenize):
+    """Per document: sys_len, ref_len, correct 1..4, total 1..4 of sacrebleu's corpus_bleu of that document
+    alone; summed over documents, corpus_bleu of them all. Chinese with tokenize='zh', an empty hypothesis,
+    an empty reference, no n-gram match."""
+    hyps = ["the cat sat on the mat.", "", "我们 是 学生。", "他们爱北京天安门", "nothing matches here", "a b"]
+    refs = ["the cat sat on a mat.", "a reference for nothing", "我们是学生。", "我爱北京天安门。", "else", ""]
+    kwargs = {} if tokenize is None else {"tokenize": tokenize}
+    components = bleu_components(hyps, refs, tokenize=tokenize)
+    assert components.shape == (len(hyps), 10) and components.dtype == np.float64
+    for row, hyp, ref in zip(components, hyps, refs):
+        alone = sacrebleu.corpus_bleu([hyp], [[ref]], **kwargs)
+        assert row.tolist() == [alone.sys_len, alone.ref_len, *alone.counts, *alone.totals]
+    corpus = sacrebleu.corpus_bleu(hyps, [refs], **kwargs)
+    assert components.sum(axis=0).tolist() == [corpus.sys_len, corpus.ref_len, *corpus.counts, *corpus.totals]
+    assert compute_statistic("bleu", components) == pytest.approx(corpus.score, abs=1e-9)
+    assert components[1, 0] == 0 and components[1, 6:].sum() == 0  # the empty hypothesis
+    assert bleu_components([], [], tokenize=tokenize).shape == (0, 10)
+
+
 def test_ratio_perplexity_relative_drop_and_f1():
     c = np.array([[2.0, 4.0], [1.0, 4.0]])
     assert compute_statistic("ratio", c) == pytest.approx(3 / 8)

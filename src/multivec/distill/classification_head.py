@@ -73,7 +73,11 @@ class ClassificationHead(nn.Module):
 
 
 def label_smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
-    """Mean over the batch of (1 - smoothing) * -log p_y + smoothing * mean_c(-log p_c)."""
+    """Mean over the batch of (1 - smoothing) * -log p_y + smoothing * mean_c(-log p_c).
+
+    The definition of ``torch.nn.functional.cross_entropy(..., label_smoothing=smoothing)``, which is not
+    used because it averages the two terms over the batch before mixing them: its loss and gradients
+    differ from these by float rounding (loss up to ~1e-6), which would change the trained heads."""
     log_probs = torch.log_softmax(logits, dim=-1)
     nll = -log_probs.gather(1, targets.unsqueeze(1)).squeeze(1)
     uniform = -log_probs.mean(dim=-1)

@@ -7,8 +7,8 @@
   regression on the frozen embeddings, each sentence predicted by the model of the stratified 5-fold
   cross-validation (a fixed fold seed) that did not train on it;
 - ``pi`` / ``rr``: NUGGET's ranking tasks with one vector per document — cosine between the query's
-  and each candidate's embedding, MRR x 100 (``multivec.evaluation.ranking_evaluation``, the same
-  scoring as Table 2).
+  and each candidate's embedding, MRR x 100 (ranks by ``multivec.metrics.ranking``, pessimistic ties: the
+  same scoring as Table 2).
 
 ``evaluate_units(task_name, embeddings_folder, task_files)`` scores every evaluation unit: a Lee
 document pair ``"lee_03|lee_17"`` (its cosine and human rating; statistics ``pearson`` and
@@ -127,9 +127,9 @@ def polarity_accuracy(vectors: np.ndarray, labels: np.ndarray, folds: int = POLA
 
 def ranking_units(task_name: str, folder: str | os.PathLike, gold: str | os.PathLike) -> dict[str, UnitScores]:
     """A ranking task per query: 100 / the answer's rank among the query's candidates by cosine (ties
-    pessimistic), whose mean is MRR x 100. A query's unit is its source document (its position when a
-    source repeats)."""
-    from multivec.evaluation.ranking_evaluation import result_from_scores
+    pessimistic, ``multivec.metrics.ranking.ranks_of_answers``), whose mean is MRR x 100. A query's unit is
+    its source document (its position when a source repeats)."""
+    from multivec.metrics.ranking import ranks_of_answers
     from multivec.tasks.ranking_task import RankingTask
 
     task = RankingTask.load(gold)
@@ -138,9 +138,9 @@ def ranking_units(task_name: str, folder: str | os.PathLike, gold: str | os.Path
     source_vectors = _unit(vectors_for(folder, sources))
     candidate_vectors = _unit(vectors_for(folder, list(candidates.ravel()))).reshape(*candidates.shape, -1)
     scores = np.einsum("qd,qcd->qc", source_vectors, candidate_vectors)
-    result = result_from_scores(task, scores, "single_vector_cosine")
+    ranks = ranks_of_answers(scores, [q.answer for q in task.queries])
     units = sources if len(set(sources)) == len(sources) else [f"{k}:{s}" for k, s in enumerate(sources)]
-    reciprocal = np.array([100.0 / row["rank_of_answer"] for row in result.rankings])
+    reciprocal = 100.0 / ranks  # not 100 * reciprocal_ranks: 100 * (1 / r) rounds differently for r = 3, 6, 7, ...
     return {f"{task_name}_mrr": UnitScores("mean", units, reciprocal)}
 
 

@@ -26,7 +26,11 @@ TEACHER_KINDS = {"agreement_structural": "structural_teacher", "agreement_contex
 
 
 def pair_cosines(vectors: np.ndarray) -> np.ndarray:
-    """Cosine of every pair i < j of ``vectors`` (n, d), in ``np.triu_indices(n, 1)`` order."""
+    """Cosine of every pair i < j of ``vectors`` (n, d), in ``np.triu_indices(n, 1)`` order.
+
+    numpy in the input's precision, not ``multivec.metrics.maxsim.cosine`` / ``cosine_matrix`` (torch
+    float32, another summation order): those differ in the last bits (up to 7e-8 on float32 embeddings),
+    and the written geometry tables come from this computation."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     if np.any(norms == 0):
         raise ValueError("a zero embedding has no cosine")

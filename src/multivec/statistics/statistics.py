@@ -150,7 +150,9 @@ def compute_statistic(name: str, components: np.ndarray) -> np.ndarray:
 
 def bleu_components(hypotheses: list[str], references: list[str], lowercase: bool = False,
                     tokenize: str | None = None) -> np.ndarray:
-    """Per-document sacrebleu statistics (n_docs, 10) for the ``bleu`` statistic."""
+    """Per-document sacrebleu statistics (n_docs, 10) for the ``bleu`` statistic: each document's
+    ``BLEU.sentence_score`` against its one reference, as (sys_len, ref_len, counts 1..4, totals 1..4) of
+    its ``BLEUScore``. ``tokenize`` None is sacrebleu's default (13a)."""
     from sacrebleu.metrics import BLEU
 
     if len(hypotheses) != len(references):
@@ -158,6 +160,11 @@ def bleu_components(hypotheses: list[str], references: list[str], lowercase: boo
     kwargs = {"lowercase": lowercase}
     if tokenize is not None:
         kwargs["tokenize"] = tokenize
-    bleu = BLEU(**kwargs)
-    stats = bleu._extract_corpus_statistics(list(hypotheses), [list(references)])
+    # effective_order only changes the sentence's score, never its counts (and spares sentence_score's
+    # warning); the default 'exp' smoothing does not change the counts either ('add-k' would).
+    bleu = BLEU(effective_order=True, **kwargs)
+    stats = []
+    for hypothesis, reference in zip(hypotheses, references):
+        score = bleu.sentence_score(hypothesis, [reference])
+        stats.append([score.sys_len, score.ref_len, *score.counts, *score.totals])
     return np.asarray(stats, dtype=np.float64).reshape(len(hypotheses), BLEU_COMPONENTS)
