@@ -1,7 +1,12 @@
 """A malformed configuration stops the run before any job, with a message naming the key path or file:line:
 config files (multivec.config.yaml_files.read_config_file), the schema read strictly (config/schema.yaml) and
-the checks of multivec.config. One test per family, each over several instances; the end-to-end
-cases run `snakemake -n` (the Snakefile's and the workflow profile's start-up path)."""
+the checks of multivec.config. One test per family, each over several instances.
+
+The malformed-config cases run in-process through ``start_up``: the workflow profile's check, Snakemake's own
+loading and merging of the config (``snakemake.utils.update_config``, as ``configfile:`` does) and the
+Snakefile's two checks, in that order. A few run end to end (`snakemake -n`), for what only a real run shows: the
+profile checking ``--configfile`` before Snakemake loads it, the Snakefile's own checks, a ``--config key=value``
+override parsed by Snakemake, and rules/common.smk's data mirror check."""
 
 import copy
 import dataclasses
@@ -12,12 +17,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.cli import parse_config
+from snakemake.common.configfile import load_configfile
+from snakemake.utils import update_config
 
 from multivec.config.checks import check_config
 from multivec.config.dataclass_config import ConfigError
 from multivec.config.encoder_limits import encoder_limits
 from multivec.config.schema import SCHEMA, load_schema
-from multivec.config.yaml_files import check_yaml_files, configfile_arguments, configfile_problem, read_config_file
+from multivec.config.yaml_files import (check_config_files, check_yaml_files, configfile_arguments,
+                                        configfile_problem, read_config_file)
 from multivec.distill.classification_head import HeadConfig
 from multivec.nugget import configuration as nugget_configuration
 from multivec.nugget.configuration import NuggetConfig
@@ -29,14 +38,13 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 ROWS_DUPLICATE = "table2: {rows: [{name: a, kind: bm25}, {name: b, kind: mean_pooled}, {name: a, kind: token_states}]}"
 
-# (override file text, strings the message must contain)
+# (override file text, strings the message must contain); each is given as `--configfile bad.yaml`
 MALFORMED = {
     "ratio_zero": ("table2: {rows: [{name: x, kind: nugget, objective: mt, ratio: 0}]}", ["table2.rows[0].ratio"]),
     "ratio_above_one": ("table2: {rows: [{name: x, kind: nugget, objective: mt, ratio: 1.5}]}",
                         ["table2.rows[0].ratio"]),
     "unknown_key_typo": ("nugget: {scorer_layr: 3}", ["nugget:", "scorer_layr"]),
     "wrong_type": ("train: {max_steps: many}", ["train.max_steps"]),
-    "missing_mirror": ("data_mirror: /nonexistent/mirror", ["data_mirror"]),
     "unknown_top_key": ("sed: 13", ["sed"]),
     "unknown_corpus_source": ("corpora: {autoencoding: {sources: [wikitext4]}}",
                               ["wikitext4", "corpora.autoencoding.sources[0]"]),
@@ -70,8 +78,7 @@ MALFORMED = {
                             ["statistics.seeds.tables[0]", "integer"]),
     "duplicate_training_seeds": ("statistics: {seeds: {tables: [13, 13], claims: [13]}}",
                                  ["statistics.seeds.tables", "non-unique"]),
-    "unknown_claim_skip": ("statistics: {skip_claims: {NOPE: because}}", ["NOPE", "unknown claim id"]),
-    # issue 22: one end-to-end instance of each family (the families' tests below hold more)
+    # issue 22: one instance of each family (the families' tests below hold more)
     "yaml_syntax_error": ("train:\n  max_steps: 5\n   batch_size: [4\n", ["bad.yaml:3:"]),
     "duplicate_key": ("train:\n  max_steps: 5\n  max_steps: 6\n", ["bad.yaml:3:3", "duplicate key 'max_steps'",
                                                                    "line 2"]),
@@ -88,7 +95,115 @@ MALFORMED = {
     "warmup_above_steps": ("nugget_lm: {train: {warmup_steps: 100}}",
                            ["nugget_lm.train.warmup_steps", "nugget_lm.train.max_steps"]),
 }
+# The files the workflow profile refuses before Snakemake loads them (and the Snakefile again without it).
+BAD_CONFIGFILES = ["yaml_syntax_error", "duplicate_key", "configfile_list", "configfile_null", "configfile_empty"]
 
+
+# -- in-process: what `snakemake -n --configfile ... --config ...` runs before any rule ------------------------
+
+def start_up(configfiles=(), config_args=(), profile=True, base=REPO / "config" / "config.yaml") -> list[str]:
+    """The start-up path of a run, in its order; raises ``ConfigError`` (or Snakemake's ``WorkflowError``) where
+    the run would stop, and returns ``check_config``'s notes.
+
+    1. The workflow profile (profiles/default/config.yaml), as it is read: ``check_yaml_files`` on the command
+       line's ``--configfile`` files.
+    2. Snakemake loads those files and ``--config key=value`` into one override (``ConfigSettings``).
+    3. The Snakefile: ``check_config_files([config/config.yaml, *workflow.configfiles])``; ``configfile:``
+       (the config starts as the override; the base file, then the override again, merged in by
+       ``update_config``, see ``Workflow.configfile``); ``check_config(config, config/schema.yaml)``.
+    """
+    configfiles = [str(Path(f).absolute()) for f in configfiles]
+    if profile:
+        check_yaml_files(["-n", *[arg for f in configfiles for arg in ("--configfile", f)], "results/table2.csv"])
+    override: dict = {}
+    for f in configfiles:
+        update_config(override, load_configfile(f))
+    update_config(override, parse_config(list(config_args)))
+    check_config_files([str(base), *configfiles])
+    config = copy.deepcopy(override)
+    update_config(config, load_configfile(str(base)))
+    update_config(config, override)
+    return check_config(config, REPO / "config" / "schema.yaml")
+
+
+@pytest.fixture
+def run_dir(tmp_path, monkeypatch):
+    """A run's surroundings as the end-to-end runs have them: `--directory` (an empty folder) as the current
+    directory, no data mirror from the environment, the hub offline."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MULTIVEC_DATA_MIRROR", "")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def _start_up_message(**kwargs) -> str:
+    with pytest.raises(ConfigError) as info:
+        start_up(**kwargs)
+    return str(info.value)
+
+
+def test_the_merge_here_is_the_one_snakemake_runs():
+    """``start_up`` merges with the very function Snakemake's ``configfile:`` and ``--configfile`` use."""
+    import snakemake.settings.types
+    import snakemake.workflow
+
+    assert snakemake.workflow.update_config is update_config
+    assert snakemake.settings.types.update_config is update_config
+    assert snakemake.settings.types.load_configfile is load_configfile
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_bad_config_stops_before_any_job(run_dir, case):
+    text, expected = MALFORMED[case]
+    bad = run_dir / "bad.yaml"
+    bad.write_text(text + "\n")
+    message = _start_up_message(configfiles=[bad])
+    for part in expected:
+        assert part in message, f"{part!r} not in:\n{message}"
+
+
+@pytest.mark.parametrize("case", ["duplicate_key", "float_integer_in_override_block", "nan_value"])
+def test_without_the_workflow_profile_the_snakefile_still_stops(run_dir, case):
+    """The workflow profile checks --configfile files before Snakemake loads them; `--workflow-profile none`
+    skips it, and the Snakefile's own checks (check_config_files over workflow.configfiles, check_config) still
+    stop."""
+    text, expected = MALFORMED[case]
+    bad = run_dir / "bad.yaml"
+    bad.write_text(text + "\n")
+    message = _start_up_message(configfiles=[bad], profile=False)
+    for part in expected:
+        assert part in message, f"{part!r} not in:\n{message}"
+
+
+def test_a_duplicate_key_in_the_base_config_is_refused(run_dir):
+    base = run_dir / "config.yaml"
+    lines = (REPO / "config" / "config.yaml").read_text().splitlines()
+    seed_line = next(i for i, line in enumerate(lines) if line.startswith("seed:"))
+    lines.insert(seed_line + 1, "seed: 14")
+    base.write_text("\n".join(lines) + "\n")
+    message = _start_up_message(base=base)
+    for part in (f"config.yaml:{seed_line + 2}:1", "duplicate key 'seed'", f"line {seed_line + 1}"):
+        assert part in message, message
+
+
+def test_config_overrides_are_merged_as_snakemake_merges_them(run_dir):
+    """`--config key=value` is parsed by Snakemake (13.0: a float) and wins over every --configfile."""
+    override = run_dir / "override.yaml"
+    override.write_text("seed: 14\ntrain: {lr: -1.0}\n")
+    message = _start_up_message(configfiles=[override], config_args=["seed=13.0"])
+    assert "seed: 13.0 must be written as an integer (13)" in message and "train.lr: -1.0" in message, message
+    assert start_up(config_args=["seed=14"]) == []
+
+
+def test_null_max_tokens_is_accepted(run_dir):
+    override = run_dir / "null.yaml"
+    override.write_text("table2: {max_tokens: null}\n")
+    assert start_up(configfiles=[REPO / "config" / "smoke.yaml", override]) == []
+
+
+# -- end to end (dry runs): `snakemake -n`, for what the in-process path above cannot show --------------------
 
 def snakemake(*args, cwd=REPO, env_extra=None):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
@@ -106,46 +221,85 @@ def assert_stopped_before_any_job(result, work: Path, expected) -> None:
     assert not (work / "results").exists() and not (work / "data").exists()
 
 
-@pytest.mark.parametrize("case", list(MALFORMED))
-def test_bad_config_stops_before_any_job(tmp_path, case):
-    text, expected = MALFORMED[case]
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(text + "\n")
+def _dry_run(tmp_path, cases, *extra, cwd=REPO):
+    """`snakemake -n` with `--configfile <case>.yaml` for each case of MALFORMED (and ``extra`` options)."""
+    files = []
+    for case in cases:
+        files.append(tmp_path / f"{case}.yaml")
+        files[-1].write_text(MALFORMED[case][0] + "\n")
     work = tmp_path / "work"
-    result = snakemake("-n", "--configfile", str(bad), "--directory", str(work), "results/table2.csv",
-                       env_extra={"MULTIVEC_DATA_MIRROR": ""})
-    assert_stopped_before_any_job(result, work, expected)
+    result = snakemake("-n", "--directory", str(work), *extra, "--configfile", *map(str, files), "--",
+                       "results/table2.csv", cwd=cwd, env_extra={"MULTIVEC_DATA_MIRROR": ""})
+    return result, work
 
 
-@pytest.mark.parametrize("case", ["duplicate_key", "float_integer_in_override_block", "nan_value"])
-def test_without_the_workflow_profile_the_snakefile_still_stops(tmp_path, case):
-    """The workflow profile checks --configfile files before Snakemake loads them; `--workflow-profile none`
-    skips it, and the Snakefile's own check (check_config_files over workflow.configfiles) still stops."""
-    text, expected = MALFORMED[case]
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(text + "\n")
-    work = tmp_path / "work"
-    result = snakemake("-n", "--workflow-profile", "none", "--configfile", str(bad), "--directory", str(work),
-                       "results/table2.csv", env_extra={"MULTIVEC_DATA_MIRROR": ""})
-    assert_stopped_before_any_job(result, work, expected)
+def _expected_in(case):
+    return [part.replace("bad.yaml", f"{case}.yaml") for part in MALFORMED[case][1]]
 
 
-def test_a_duplicate_key_in_the_base_config_stops_the_run(tmp_path, copy_workflow):
-    """config/config.yaml itself (the Snakefile's `configfile:`) is read strictly before Snakemake loads it."""
+def test_dry_run_the_workflow_profile_names_each_bad_configfile_before_snakemake_loads_it(tmp_path):
+    """Snakemake's own messages for these files name neither file nor line; the profile's check, run as the
+    profile is read, names every bad file at once, each with its line."""
+    result, work = _dry_run(tmp_path, BAD_CONFIGFILES)
+    assert_stopped_before_any_job(result, work, [])
+    lines = (result.stdout + result.stderr).splitlines()
+    for case in BAD_CONFIGFILES:
+        line = next((line for line in lines if f"{os.sep}{case}.yaml" in line), "")
+        for part in _expected_in(case):
+            assert part in line, f"{part!r} not in {line!r}:\n{result.stderr}"
+
+
+def test_dry_run_without_the_workflow_profile_the_snakefile_checks_the_base_config_and_every_configfile(
+        tmp_path, copy_workflow):
+    """config/config.yaml itself (the Snakefile's `configfile:`, never on the command line) and each --configfile
+    are read strictly by the Snakefile before Snakemake merges them, also with `--workflow-profile none`."""
     workflow = copy_workflow(tmp_path / "workflow")
     base = workflow / "config" / "config.yaml"
     lines = base.read_text().splitlines()
     seed_line = next(i for i, line in enumerate(lines) if line.startswith("seed:"))
     lines.insert(seed_line + 1, "seed: 14")
     base.write_text("\n".join(lines) + "\n")
-    work = tmp_path / "work"
-    result = snakemake("-n", "--directory", str(work), "results/table2.csv", cwd=workflow,
-                       env_extra={"MULTIVEC_DATA_MIRROR": ""})
+    result, work = _dry_run(tmp_path, ["duplicate_key"], "--workflow-profile", "none", cwd=workflow)
     assert_stopped_before_any_job(result, work, [f"config.yaml:{seed_line + 2}:1", "duplicate key 'seed'",
-                                                 f"line {seed_line + 1}"])
+                                                 f"line {seed_line + 1}", *_expected_in("duplicate_key")])
 
 
-def test_null_max_tokens_means_the_encoders_limit(tmp_path):
+def test_dry_run_the_snakefile_checks_the_schema_on_the_merged_config_with_a_config_override(tmp_path):
+    """A schema error from a --configfile and one from `--config key=value` (which Snakemake parses: 13.0 is a
+    float), both reported at once by the Snakefile's check_config."""
+    result, work = _dry_run(tmp_path, ["float_integer_in_override_block"], "--config", "seed=13.0")
+    assert_stopped_before_any_job(result, work, [*_expected_in("float_integer_in_override_block"),
+                                                 "seed: 13.0 must be written as an integer (13)"])
+
+
+def test_dry_run_the_snakefile_checks_keys_against_each_other(tmp_path):
+    result, work = _dry_run(tmp_path, ["warmup_above_steps"])
+    assert_stopped_before_any_job(result, work, _expected_in("warmup_above_steps"))
+
+
+# Problems that no check of multivec.config finds: the rules' own start-up code does (rules/common.smk resolves
+# the data mirror, multivec.io.resources.pin_data_mirror; rules/claims_common.smk checks the claims,
+# multivec.statistics.claims_file.check_claims), so only a run of the Snakefile shows them.
+FOUND_BY_THE_RULES = {
+    "missing_mirror": ("data_mirror: /nonexistent/mirror", ["data_mirror"]),
+    "unknown_claim_skip": ("statistics: {skip_claims: {NOPE: because}}", ["NOPE", "unknown claim id"]),
+}
+
+
+@pytest.mark.parametrize("case", list(FOUND_BY_THE_RULES))
+def test_dry_run_a_problem_found_by_the_rules_stops_before_any_job(run_dir, case):
+    text, expected = FOUND_BY_THE_RULES[case]
+    bad = run_dir / "bad.yaml"
+    bad.write_text(text + "\n")
+    start_up(configfiles=[bad])  # multivec.config's checks pass it
+    work = run_dir / "work"
+    result = snakemake("-n", "--configfile", str(bad), "--directory", str(work), "results/table2.csv",
+                       env_extra={"MULTIVEC_DATA_MIRROR": ""})
+    assert_stopped_before_any_job(result, work, expected)
+
+
+def test_dry_run_null_max_tokens_means_the_encoders_limit(tmp_path):
+    """The rules, not only the checks, take a null table2.max_tokens: the smoke DAG builds."""
     override = tmp_path / "null.yaml"
     override.write_text("table2: {max_tokens: null}\n")
     result = snakemake("-n", "--configfile", "config/smoke.yaml", str(override), "--directory", str(tmp_path / "w"),
@@ -153,13 +307,11 @@ def test_null_max_tokens_means_the_encoders_limit(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# -- check_config on the demo config with one change -------------------------------------------------------------
+
 def _merge(base, override):
-    """Snakemake's update_config: nested mappings merge, anything else replaces."""
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
+    """Snakemake's update_config (nested mappings merge, anything else replaces); returns ``base``."""
+    update_config(base, override)
     return base
 
 
