@@ -14,7 +14,7 @@ os.environ.update(
 )
 
 from multivec.data.sources import SOURCES
-from multivec.evaluation.encoding_folders import BASE_ENCODINGS
+from multivec.nugget.tables.encoding_folders import BASE_ENCODINGS
 from multivec.io.resources import pin_data_mirror as _pin_data_mirror
 from multivec.io.resources import pin_registry_overlay as _pin_registry_overlay
 from multivec.training.safety_net import rule_settings, safety_net_resource

@@ -1,6 +1,6 @@
 # Token pooling helpers (rules/token_pooling.smk): the ratios the Table 2 rows ask for and the folders of
 # the pooled encodings.
-from multivec.evaluation.encoding_folders import TOKEN_POOLING_ENCODINGS
+from multivec.nugget.tables.encoding_folders import TOKEN_POOLING_ENCODINGS
 
 TOKEN_POOLING_RATIOS = sorted({row["ratio"] for row in ROWS.values() if row["kind"] == "token_pooling"})
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from multivec.evaluation.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assemble_table4, table4_record,
+from multivec.nugget.tables.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assemble_table4, table4_record,
                                         token_pooling_record, write_table4)
 from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
                                            ablation_config, ablation_settings, resolve_sentence_ratio)

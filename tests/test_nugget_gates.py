@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from multivec.evaluation.table2 import TABLE2_COLUMNS, assemble_table2, table2_markdown, with_gates
+from multivec.nugget.tables.table2 import TABLE2_COLUMNS, assemble_table2, table2_markdown, with_gates
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.gates import GateError, base_gate, checked_models, dev_loss_gate, gate_notes
 from multivec.nugget.training import TrainConfig, train

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from multivec.evaluation.ranking_evaluation import result_from_scores
-from multivec.evaluation.uncertainty import ranking_measurements
+from multivec.nugget.tables.uncertainty import ranking_measurements
 from multivec.statistics import estimate_cell, table_statistics_from_units
 from multivec.io import write_jsonl
 from multivec.nugget.analysis.gain_bins import DISTANCE_BINS, document_bin_gains, gain_measurements

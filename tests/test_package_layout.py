@@ -168,11 +168,6 @@ KNOWN_BACKWARD_IMPORTS = {
     # the overlap audit reads every work's corpora against every evaluation task
     ("multivec.data.overlap", "multivec.subencoder.propsegment"),
     ("multivec.data.overlap", "multivec.tasks.ranking_task"),
-    # NUGGET's Tables 2 and 4, still in the shared evaluation package
-    ("multivec.evaluation.table2_rows", "multivec.nugget.modeling"),
-    ("multivec.evaluation.table2_rows", "multivec.nugget.encoding"),
-    ("multivec.evaluation.table2_rows", "multivec.nugget.frozen_bottom"),
-    ("multivec.evaluation.table4", "multivec.nugget.configuration"),
     # the student's model-folder inspector reuses NUGGET's
     ("multivec.distill.student_inspector", "multivec.nugget.inspector"),
 }

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from multivec.evaluation.table1 import (PAPER_TABLE1, TABLE1_COLUMNS, assemble_table1, task_statistics,
+from multivec.nugget.tables.table1 import (PAPER_TABLE1, TABLE1_COLUMNS, assemble_table1, task_statistics,
                                         unknown_tokens_of, write_table1)
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 

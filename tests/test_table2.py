@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from multivec.evaluation.table2 import PAPER_TABLE2, TABLE2_COLUMNS, assemble_table2, paper_row, write_table2
-from multivec.evaluation.table2_rows import table2_record
+from multivec.nugget.tables.table2 import PAPER_TABLE2, TABLE2_COLUMNS, assemble_table2, paper_row, write_table2
+from multivec.nugget.tables.table2_rows import table2_record
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from multivec.encodings import write_encodings
-from multivec.evaluation.table2 import assemble_table2
-from multivec.evaluation.table2_rows import evaluate_row, row_encodings, row_metrics, table2_record
+from multivec.nugget.tables.table2 import assemble_table2
+from multivec.nugget.tables.table2_rows import evaluate_row, row_encodings, row_metrics, table2_record
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
 
@@ -57,7 +57,7 @@ def test_table2_record_names_rows_as_the_paper_does():
 
 def test_row_metrics_carry_the_truncation_into_table2_markdown(tmp_path):
     from multivec.baselines.base_encoder import write_baseline_encodings
-    from multivec.evaluation.table2 import table2_markdown, truncation_lines
+    from multivec.nugget.tables.table2 import table2_markdown, truncation_lines
 
     words = "the lobster lives in the eastern atlantic".split()
     docs = {"q": "a lobster .", "a": " ".join(words * 90), "b": "sand and rocks ."}  # "a": > 512 subwords

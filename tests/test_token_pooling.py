@@ -85,7 +85,7 @@ def test_table2_rows_pool_the_base_states_and_score_like_colbart(tmp_path):
     """A token_pooling row reads the pooled base states, MaxSim-mean over the task's candidates; at r = 1 it
     ranks exactly as the ColBART row over the same base states."""
     from multivec.encodings import read_encodings, write_encodings
-    from multivec.evaluation.table2_rows import (SIMILARITY, evaluate_row, row_metrics, table2_record,
+    from multivec.nugget.tables.table2_rows import (SIMILARITY, evaluate_row, row_metrics, table2_record,
                                                  write_token_pooling_encodings)
     from multivec.tasks.ranking_task import RankingQuery, RankingTask
 

@@ -303,7 +303,7 @@ def test_the_modules_the_workflow_imports_while_it_parses_load_no_heavy_library(
     sources = [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]
     modules = sorted({m for path in sources for m in re.findall(r"^\s*(?:from|import)\s+(multivec[\w.]*)",
                                                                    path.read_text(encoding="utf-8"), flags=re.M)})
-    assert "multivec.statistics.claims_file" in modules and "multivec.evaluation.encoding_folders" in modules
+    assert "multivec.statistics.claims_file" in modules and "multivec.nugget.tables.encoding_folders" in modules
     offenders = _modules_that_load(modules, HEAVY_AT_PARSE)
     assert not offenders, f"modules the workflow imports while it parses load heavy libraries: {offenders}"
 

@@ -1,6 +1,6 @@
 import os
 
-from multivec.evaluation.table2_rows import write_task_encodings
+from multivec.nugget.tables.table2_rows import write_task_encodings
 from multivec.tasks.ranking_task import RankingTask
 from multivec.pipeline.script_support import rule_logging
 

@@ -1,6 +1,6 @@
 import os
 
-from multivec.evaluation.table2_rows import evaluate_row, row_encodings, row_metrics
+from multivec.nugget.tables.table2_rows import evaluate_row, row_encodings, row_metrics
 from multivec.io import write_json
 from multivec.tasks.ranking_task import RankingTask
 from multivec.pipeline.script_support import rule_logging

@@ -1,6 +1,6 @@
-from multivec.evaluation.table4 import METRICS, assemble_table4, table4_record, token_pooling_record, write_table4
+from multivec.nugget.tables.table4 import METRICS, assemble_table4, table4_record, token_pooling_record, write_table4
 from multivec.evaluation.ranking_evaluation import read_row_metrics
-from multivec.evaluation.uncertainty import statistics_lines
+from multivec.nugget.tables.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.gates import checked_models, gate_notes

@@ -2,7 +2,7 @@
 best dev loss (CSV, Markdown, PNG); BLEU with its bootstrap CI over documents, comparisons, claims."""
 from pathlib import Path
 
-from multivec.evaluation.uncertainty import statistics_lines
+from multivec.nugget.tables.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.analysis.reconstruction_bleu import fig4_markdown, fig4_table, plot_fig4, with_bleu_statistics

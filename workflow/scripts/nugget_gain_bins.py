@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from multivec.evaluation.uncertainty import statistics_lines
+from multivec.nugget.tables.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.nugget.analysis.gain_bins import DISTANCE_BINS, gain_bins_markdown
 from multivec.pipeline.script_support import rule_logging

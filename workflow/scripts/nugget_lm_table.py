@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from multivec.evaluation.uncertainty import statistics_lines
+from multivec.nugget.tables.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.nugget.lm_table3 import memory_positions_note, table3_markdown, table3_metrics, table3_rows

@@ -1,5 +1,5 @@
 """Per-query 100/rank of every (row, seed, task) of a ranking table (Tables 2 and 4) as one unit file."""
-from multivec.evaluation.uncertainty import ranking_measurements
+from multivec.nugget.tables.uncertainty import ranking_measurements
 from multivec.statistics import write_units
 from multivec.pipeline.script_support import rule_logging
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from multivec.evaluation.table1 import assemble_table1, table1_markdown, unknown_tokens_of, write_table1
+from multivec.nugget.tables.table1 import assemble_table1, table1_markdown, unknown_tokens_of, write_table1
 from multivec.io import META_FILE, read_json
 from multivec.tasks.ranking_task import RankingTask
 from multivec.pipeline.script_support import rule_logging

@@ -1,9 +1,9 @@
-from multivec.evaluation.plots import plot_table2
-from multivec.evaluation.table2 import METRICS, assemble_table2, truncation_lines, with_gates, write_table2
+from multivec.nugget.tables.plots import plot_table2
+from multivec.nugget.tables.table2 import METRICS, assemble_table2, truncation_lines, with_gates, write_table2
 from multivec.nugget.gates import checked_models, gate_notes
-from multivec.evaluation.table2_rows import table2_record
+from multivec.nugget.tables.table2_rows import table2_record
 from multivec.evaluation.ranking_evaluation import read_row_metrics
-from multivec.evaluation.uncertainty import statistics_lines
+from multivec.nugget.tables.uncertainty import statistics_lines
 from multivec.statistics import statistics_note, table_statistics_from_units
 from multivec.io import read_json
 from multivec.pipeline.script_support import rule_logging

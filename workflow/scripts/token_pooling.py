@@ -1,6 +1,6 @@
 """Token pooling (Clavié et al. 2024): a task's base-encoder token states pooled to NUGGET's k per document,
 one encodings folder per ratio."""
-from multivec.evaluation.table2_rows import write_token_pooling_encodings
+from multivec.nugget.tables.table2_rows import write_token_pooling_encodings
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:

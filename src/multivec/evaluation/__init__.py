@@ -1,7 +1,9 @@
-"""Table 2's evaluation: ranking tasks scored by encodings or BM25, and the assembled table.
+"""Shared ranking evaluation: the PI and RR ranking tasks scored by encodings or BM25, MRR×100
+(``ranking_evaluation``), used by NUGGET's Tables 2 and 4 (``multivec.nugget.tables``) and by the
+distillation work (``multivec.distill.evaluation``); and the inspectors of what it and the results
+tables write (``inspector``).
 
-Names load on first use (PEP 562): the workflow imports the encodings folder names
-(``encoding_folders``) while it parses, and torch would otherwise cost every Snakemake start.
+Names load on first use (PEP 562), so importing the package alone loads no heavy library.
 """
 
 from __future__ import annotations
@@ -9,8 +11,7 @@ from __future__ import annotations
 from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {"RankingResult": "ranking_evaluation", "evaluate_with_bm25": "ranking_evaluation",
-          "evaluate_with_encodings": "ranking_evaluation", "PAPER_TABLE2": "table2", "TABLE2_COLUMNS": "table2",
-          "assemble_table2": "table2", "write_table2": "table2"}
+          "evaluate_with_encodings": "ranking_evaluation"}
 
 __all__ = sorted(_WHERE)
 

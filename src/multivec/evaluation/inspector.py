@@ -1,6 +1,7 @@
-"""Inspectors for what Table 2's evaluation writes (``ranking_evaluation.py``, ``table2.py``,
-``plots.py``; NUGGET §6.1): per-query rankings, a row's MRR×100 file, result tables with the
-paper's numbers in ``paper_*`` columns, and figures.
+"""Inspectors for what the shared ranking evaluation and the results tables write (``ranking_evaluation.py``;
+NUGGET §6.1's ``multivec.nugget.tables.table2`` and ``.plots``, and every work's tables with ``paper_*``
+columns): per-query rankings, a row's MRR×100 file, result tables with the paper's numbers in ``paper_*``
+columns, and figures.
 
 The rankings inspector recomputes MRR with the project's one rank definition
 (``multivec.metrics.ranking.ranks_of_answers``: ties count against the answer).

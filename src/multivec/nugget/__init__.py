@@ -9,7 +9,9 @@ Modules, each tied to a part of the paper:
 - ``modeling``: ``NuggetModel`` (the whole encoder-decoder, eq. 1-8);
 - ``generation``: greedy and beam-search decoding from nuggets;
 - ``training``: ``TrainConfig`` and resumable ``train`` (§4);
-- ``encoding``: documents to nuggets, the encodings artifact.
+- ``encoding``: documents to nuggets, the encodings artifact;
+- ``losses``: the training losses, one module each (§3.4; §6.2, eq. 11-12 for the language model);
+- ``tables``: the results tables (Tables 1, 2 and 4), their figure and statistics.
 """
 
 from multivec.nugget.configuration import NuggetConfig

@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from multivec.nugget.lm_data import Segment, segment_streams, tokenize_stream
+from multivec.nugget.losses import language_model_nll
 from multivec.nugget.modeling import IGNORE_INDEX, Nuggets, NuggetModel
 from multivec.nugget.training import parameter_groups as nugget_parameter_groups
 from multivec.training.batching import pad_sequences
@@ -219,9 +220,7 @@ class NuggetLanguageModel(nn.Module):
         """``history``: ``(memory, bias)`` precomputed (frozen encoder), or per row the history texts."""
         memory, bias = history if isinstance(history, tuple) else self.memory_for(history)
         hidden, _ = self.nugget.decoder(input_ids, memory, bias)
-        logits = self.nugget.decoder.logits(hidden).float()
-        nll = nn.functional.cross_entropy(logits.transpose(1, 2), labels, ignore_index=IGNORE_INDEX, reduction="none")
-        return nll
+        return language_model_nll(self.nugget.decoder.logits(hidden), labels, IGNORE_INDEX)
 
 
 # -- perplexity over words (footnote 6) --------------------------------------------------------------

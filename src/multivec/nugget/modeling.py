@@ -31,6 +31,7 @@ from multivec.io import read_json, write_json
 from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.decoder import TargetDecoder, computation_dtype
 from multivec.nugget.encoder_adapter import BertEncoderAdapter, EncoderAdapter, MBartEncoderAdapter
+from multivec.nugget.losses import sequence_nll
 from multivec.nugget.selection import (NuggetScorer, RuleSelector, cross_attention_bias, select_top_k,
                                        sentence_final_token_mask)
 from multivec.nugget.target_tokenizer import TargetTokenizer
@@ -403,7 +404,7 @@ class NuggetModel(nn.Module):
         predicted = labels != IGNORE_INDEX
         # Project only the positions with a label: the output layer is the costliest matrix product.
         logits = self.decoder.logits(hidden[predicted])
-        return nn.functional.cross_entropy(logits.float(), labels[predicted])
+        return sequence_nll(logits, labels, predicted)
 
     def target_batch(self, targets: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Decoder inputs ``[eos] + T[:-1]`` and labels ``T`` (forced prefix and padding ignored)."""

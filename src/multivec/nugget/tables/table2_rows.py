@@ -1,5 +1,5 @@
 """One Table 2 row (NUGGET §6.1): encode a task's documents with the row's model, rank the
-candidates, and gather the row's numbers for ``multivec.evaluation.table2``.
+candidates, and gather the row's numbers for ``multivec.nugget.tables.table2``.
 
 Row kinds (config ``table2.rows``):
 - ``nugget``: a trained NUGGET model; its nuggets, scored with MaxSim-mean (eq. 10);
