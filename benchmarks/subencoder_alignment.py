@@ -26,9 +26,9 @@ import time
 
 from multivec.io import write_csv
 from multivec.io.resources import data_mirror, load_tokenizer
-from multivec.subencoder.alignment import ALIGNMENT_MODES, align_batch, align_pair, normalise
+from multivec.subencoder.data.alignment import ALIGNMENT_MODES, align_batch, align_pair, normalise
 from multivec.subencoder.masks import batch_token_masks
-from multivec.subencoder.propsegment import load_split
+from multivec.subencoder.data.propsegment import load_split
 
 
 def proposition_pairs(folder: str, splits) -> list[tuple[str, str]]:

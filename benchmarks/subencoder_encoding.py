@@ -18,8 +18,9 @@ import torch
 
 from multivec.io import write_csv
 from multivec.io.resources import data_mirror
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig
-from multivec.subencoder.retrieval_set import build_retrieval_set
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder
+from multivec.subencoder.evaluation.retrieval_set import build_retrieval_set
 
 
 def main() -> None:

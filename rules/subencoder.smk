@@ -169,7 +169,7 @@ rule subencoder_eval_predicted:
 
 
 rule units_subencoder_retrieval:
-    # Per-query scores of every row of Table 1, 4, 5 or 8 over a seed set (multivec.subencoder.table_units).
+    # Per-query scores of every row of Table 1, 4, 5 or 8 over a seed set (multivec.subencoder.tables.units).
     input:
         lambda wc: [e["path"] for e in subencoder_unit_entries(wc.table, wc.seedset)],
     output:
@@ -199,7 +199,7 @@ rule subencoder_eval_tables:
         **{f"{t}_tests": tests_report(f"results/subencoder_{t}_tests.csv", SUBENC_CATEGORY) for t in SUBENC_RETRIEVAL_TABLES},
     params:
         tables=SUBENC_RETRIEVAL_TABLES,
-        subencoder=SUBENCODER,  # rows, paper rows and the notes' settings (multivec.subencoder.tables)
+        subencoder=SUBENCODER,  # rows, paper rows and the notes' settings (multivec.subencoder.tables.paper_tables)
         scale=config["scale"],
         seed=model_seeds("tables")[0],
         seeds=model_seeds("tables"),

@@ -35,7 +35,7 @@ def subencoder_table7_inputs(wildcards):
 
 
 # -- model and evaluation
-from multivec.subencoder import table_units as _subenc_units
+from multivec.subencoder.tables import units as _subenc_units
 
 SUBENCODER = config["subencoder"]
 SUBENC_BACKBONES = {b["name"]: b for b in SUBENCODER["model"]["backbones"]}
@@ -53,7 +53,7 @@ for _entry in SUBENCODER["evaluation"].get("baseline_encoders") or []:
                          "or another baseline encoder's (subencoder.model.backbones)")
     SUBENC_ENCODERS[_entry["name"]] = _entry["encoder"]
 # The retrieval set's files; the News clusters' ids (masked text) let the reader tell a News record from one
-# whose cluster matches nothing (multivec.subencoder.retrieval_set).
+# whose cluster matches nothing (multivec.subencoder.evaluation.retrieval_set).
 PROPSEGMENT_DEV = {name: raw("propsegment", f"v1/{name}.dev.json")
                    for name in ("document_clusters", "propositions", "relationships",
                                 "document_cluster_retrieval_instructions")}
@@ -84,7 +84,7 @@ def subencoder_train_config(backbone, seed):
 
 
 def subencoder_unit_entries(table, seedset):
-    """Per (row, seed) evaluation files of a retrieval table over a seed set (multivec.subencoder.table_units)."""
+    """Per (row, seed) evaluation files of a retrieval table over a seed set (multivec.subencoder.tables.units)."""
     return _subenc_units.unit_entries(table, SUBENC_LAYOUT, model_seeds(seedset))
 
 

@@ -1,4 +1,5 @@
-"""MRR with pessimistic ties, and eq. 10 MaxSim-mean against a brute-force loop."""
+"""MRR with pessimistic ties, P@1 and R@k on hand-made rankings, eq. 10 MaxSim-mean against a brute-force loop,
+and the broadcast and all-pairs cosines."""
 
 import math
 
@@ -6,8 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from multivec.metrics.maxsim import cosine, maxsim_mean, pad_vector_sets
-from multivec.metrics.ranking import mrr_at, ranks_of_answers, reciprocal_ranks
+from multivec.metrics.maxsim import cosine, cosine_matrix, maxsim_mean, pad_vector_sets
+from multivec.metrics.ranking import (
+    mrr_at,
+    precision_at_1,
+    precision_recall_at,
+    ranks_of_answers,
+    recall_at_k,
+    reciprocal_ranks,
+)
 
 
 def test_ranks_and_mrr_on_hand_made_rankings():
@@ -26,6 +34,16 @@ def test_ties_count_against_the_answer():
     assert list(ranks_of_answers(constant, [0, 5, 19, 0])) == [20, 20, 20, 20]
     assert mrr_at(constant, [0, 0, 0, 0]) == pytest.approx(5.0)
     assert ranks_of_answers([[1.0, 1.0, 0.5, 1.0]], [1])[0] == 3
+
+
+def test_precision_and_recall_on_a_hand_made_ranking():
+    ranking = [7, 3, 9, 1, 4, 8, 2, 6, 5, 0]
+    got = precision_recall_at(ranking, {3, 5}, ks=(1, 5, 10))
+    assert got == {"p@1": 0.0, "r@1": 0.0, "r@5": 0.5, "r@10": 1.0}
+    assert precision_recall_at([3, 7], {3}, ks=(1,))["p@1"] == 1.0
+    assert precision_at_1([], {3}) == 0.0 and recall_at_k([3, 7], {3, 5}, 2) == 0.5
+    with pytest.raises(ValueError, match="without gold"):
+        precision_recall_at(ranking, set(), ks=(1,))
 
 
 def test_bad_inputs_are_refused():
@@ -83,3 +101,13 @@ def test_cosine_broadcasts_and_handles_zero_vectors():
     d = torch.tensor([[[2.0, 0.0], [0.0, 3.0], [-1.0, 0.0]], [[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]]])
     got = cosine(q.unsqueeze(1), d)
     torch.testing.assert_close(got, torch.tensor([[1.0, 0.0, -1.0], [0.0, 0.0, 0.0]]))
+
+
+def test_cosine_matrix_is_every_pair_as_one_matrix_product():
+    generator = torch.Generator().manual_seed(0)
+    queries, candidates = torch.randn(3, 8, generator=generator), torch.randn(5, 8, generator=generator)
+    got = cosine_matrix(queries, candidates)
+    expected = torch.nn.functional.normalize(queries, dim=-1) @ torch.nn.functional.normalize(candidates, dim=-1).T
+    assert got.shape == (3, 5) and got.dtype == torch.float32
+    assert torch.equal(got, expected)  # the very ops the sub-sentence encoder's results were computed with
+    torch.testing.assert_close(got, cosine(queries[:, None], candidates[None]))

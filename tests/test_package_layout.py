@@ -166,7 +166,7 @@ KNOWN_BACKWARD_IMPORTS = {
     # NUGGET's training corpus builder, which sizes documents with NUGGET's source tokenizer
     ("multivec.data.documents", "multivec.nugget.modeling"),
     # the overlap audit reads every work's corpora against every evaluation task
-    ("multivec.data.overlap", "multivec.subencoder.propsegment"),
+    ("multivec.data.overlap", "multivec.subencoder.data.propsegment"),
     ("multivec.data.overlap", "multivec.tasks.ranking_task"),
     # the student's model-folder inspector reuses NUGGET's
     ("multivec.distill.student_inspector", "multivec.nugget.inspector"),

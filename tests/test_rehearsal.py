@@ -147,7 +147,7 @@ def test_every_hub_model_of_paper_scale_has_a_tiny_model():
 def test_fixture_files_are_deterministic_and_read_by_the_pipeline_readers(tmp_path):
     from multivec.data.translation_corpus import read_news_commentary_tsv, read_wmt19_dev
     from multivec.distill.imdb import check_counts, read_imdb
-    from multivec.subencoder.csts import read_csts
+    from multivec.subencoder.evaluation.csts import read_csts
     from multivec.tasks.paraphrase_identification import read_parabank
     from multivec.data.wikitext import parse_wikitext
 
@@ -173,8 +173,8 @@ def test_fixture_files_are_deterministic_and_read_by_the_pipeline_readers(tmp_pa
 
 
 def test_the_server_answers_the_llm_client_in_the_format_it_parses(tmp_path):
-    from multivec.subencoder.csts import WORD_PROMPT
-    from multivec.subencoder.llm_client import ChatClient, segmentation_prompt
+    from multivec.subencoder.evaluation.csts import WORD_PROMPT
+    from multivec.subencoder.data.llm_client import ChatClient, segmentation_prompt
 
     server = serve_in_thread(0)
     try:

@@ -162,7 +162,7 @@ def segmenter_inputs(root: Path) -> None:
 
 def segmenter_run(root: Path, out: Path) -> dict:  # workflow/scripts/subencoder_data_train_segmenter.py
     from multivec.io import read_jsonl
-    from multivec.subencoder.seq2seq_distillation import train_segmenter
+    from multivec.subencoder.data.segmenter_distillation import train_segmenter
 
     # 8 training examples in batches of 2, 3 epochs: the 12 steps
     return train_segmenter(str(root / "t5"), read_jsonl(root / "seed.jsonl"), out, lr=1e-3, batch_size=2, epochs=3,
@@ -205,7 +205,7 @@ def killed_run(case: str, root: str, out: str, step: int, log: str) -> None:
 _FORKS = multiprocessing.get_context("forkserver")
 _FORKS.set_forkserver_preload(["torch", "transformers", "multivec.nugget.training", "multivec.nugget.language_model",
                                "multivec.subencoder.training", "multivec.distill.training",
-                               "multivec.subencoder.seq2seq_distillation", Path(__file__).stem])
+                               "multivec.subencoder.data.segmenter_distillation", Path(__file__).stem])
 
 
 def kill_after(case: str, root: Path, out: Path, step: int) -> None:

@@ -216,7 +216,7 @@ def _load_subencoder(path):
 
 
 def _load_segmenter(path):
-    from multivec.subencoder.segmentation import Seq2SeqSegmenter
+    from multivec.subencoder.data.segmentation import Seq2SeqSegmenter
 
     return Seq2SeqSegmenter(str(path), max_new_tokens=2).segment(["A dog barks."])
 

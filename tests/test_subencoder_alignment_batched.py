@@ -1,10 +1,10 @@
-"""App. A.3 alignment, batched path (alignment.py): the chunked Treebank spans equal NLTK's, and
+"""App. A.3 alignment, batched path (subencoder/data/alignment.py): the chunked Treebank spans equal NLTK's, and
 ``align_batch`` gives the same masks as the per-pair ``align_pair`` on hand-made and real pairs."""
 import random
 
 import pytest
 
-from multivec.subencoder.alignment import _ChunkedWordSpans, align_batch, align_pair, word_spans
+from multivec.subencoder.data.alignment import _ChunkedWordSpans, align_batch, align_pair, word_spans
 
 HAND_MADE = [
     # repeated words: the occurrence whose neighbours also match wins
@@ -71,7 +71,7 @@ def test_chunked_spans_fall_back_to_treebank_where_chunks_are_not_independent():
 
 @pytest.fixture(scope="module")
 def propsegment_pairs(mirror):
-    from multivec.subencoder.propsegment import load_split
+    from multivec.subencoder.data.propsegment import load_split
 
     folder = mirror / "propsegment" / "v1"
     if not (folder / "propositions.dev.json").exists():

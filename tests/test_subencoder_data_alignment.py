@@ -1,11 +1,11 @@
-"""App. A.3 alignment (alignment.py): hand-made cases and batched == per-pair."""
+"""App. A.3 alignment (subencoder/data/alignment.py): hand-made cases and batched == per-pair."""
 import random
 
 import numpy as np
 import pytest
 from scipy.signal import convolve2d
 
-from multivec.subencoder.alignment import _context_scores, align_batch, align_pair, context_kernel
+from multivec.subencoder.data.alignment import _context_scores, align_batch, align_pair, context_kernel
 
 
 def words(sentence, spans):

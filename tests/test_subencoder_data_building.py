@@ -4,12 +4,12 @@ import json
 import pytest
 
 from multivec.io import MalformedInputError
-from multivec.subencoder.propsegment import attach_segmentations, read_clusters, tokens_in_spans
-from multivec.subencoder.segmentation import ClauseSegmenter, claims_as_lines, claims_as_target, segment_and_align
-from multivec.subencoder.segmentation_quality import evaluate, matched_count, table7_scores
-from multivec.subencoder.sentence_pairs import SentencePair, cluster_pairs, read_pair_file
-from multivec.subencoder.tables import table7_rows
-from multivec.subencoder.training_data import SegmentedSentence, build_rows, split_dev, validate_row
+from multivec.subencoder.data.propsegment import attach_segmentations, read_clusters, tokens_in_spans
+from multivec.subencoder.data.segmentation import ClauseSegmenter, claims_as_lines, claims_as_target, segment_and_align
+from multivec.subencoder.evaluation.segmentation_quality import evaluate, matched_count, table7_scores
+from multivec.subencoder.data.sentence_pairs import SentencePair, cluster_pairs, read_pair_file
+from multivec.subencoder.tables.paper_tables import table7_rows
+from multivec.subencoder.data.training_rows import SegmentedSentence, build_rows, split_dev, validate_row
 
 
 def _tokens(text):

@@ -1,4 +1,4 @@
-"""The cached chat client (llm_client.py) against a fake OpenAI-compatible server on 127.0.0.1."""
+"""The cached chat client (subencoder/data/llm_client.py) against a fake OpenAI-compatible server on 127.0.0.1."""
 import json
 import os
 import threading
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from multivec.subencoder.llm_client import ChatClient, LLMError, parse_claims, segmentation_prompt
+from multivec.subencoder.data.llm_client import ChatClient, LLMError, parse_claims, segmentation_prompt
 
 # The papers' text lies beside the data mirror (<mirror>/../papers), as in this project's shared folder.
 PAPER_PATH = Path(os.environ.get("MULTIVEC_DATA_MIRROR", "")).parent / "papers" / "subsentence_encoder_chen_2023.txt"

@@ -1,9 +1,9 @@
-"""Positive-pair judges (nli.py): the paper's NLI path on a tiny random model, the demo proxy on MiniLM."""
+"""Positive-pair judges (subencoder/data/nli.py): the paper's NLI path on a tiny random model, the demo proxy on MiniLM."""
 import pytest
 import torch
 
 from multivec.io.resources import load_tokenizer
-from multivec.subencoder.nli import SimilarityProxy, TransformersNLI, content_forms, judge_from_config
+from multivec.subencoder.data.nli import SimilarityProxy, TransformersNLI, content_forms, judge_from_config
 
 
 def tiny_nli(folder, id2label, entail_bias_label=None):

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from multivec.io import MalformedInputError, read_json, write_jsonl
-from multivec.subencoder.segmentation import ORACLE_NAME, oracle_from_propsegment, segment_and_align
-from multivec.subencoder.sentence_pairs import SentencePair
-from multivec.subencoder.training_data import SegmentedSentence, build_rows, read_segments
+from multivec.subencoder.data.segmentation import ORACLE_NAME, oracle_from_propsegment, segment_and_align
+from multivec.subencoder.data.sentence_pairs import SentencePair
+from multivec.subencoder.data.training_rows import SegmentedSentence, build_rows, read_segments
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = {"c1:d1:0": "Jolie, who was born in LA, signed on in April 2016.",
@@ -169,7 +169,7 @@ def _fake_snakemake(inputs: dict, outputs: dict, params: dict, log: Path):
 def test_the_build_writes_the_unaligned_count_into_meta_json(tmp_path, monkeypatch):
     """Rule subencoder_data_training's script: propositions the segmenter could not align (its meta.json)
     and those with empty spans in the segments are summed into data/built/subencoder/meta.json."""
-    import multivec.subencoder.nli as nli
+    import multivec.subencoder.data.nli as nli
 
     monkeypatch.setattr(nli, "judge_from_config", lambda settings: AllPositive())
     pairs = tmp_path / "pairs.jsonl"

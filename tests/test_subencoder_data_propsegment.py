@@ -1,4 +1,4 @@
-"""PropSegment readers (subencoder/propsegment.py) stay loud on bad input (issue 22): a missing key or a
+"""PropSegment readers (subencoder/data/propsegment.py) stay loud on bad input (issue 22): a missing key or a
 malformed offset names the file and the record; propositions whose ids match no sentence stop or are
 counted; Table 7 is never scored on nothing."""
 import copy
@@ -7,8 +7,8 @@ import json
 import pytest
 
 from multivec.io import MalformedInputError
-from multivec.subencoder.propsegment import attach_segmentations, read_clusters
-from multivec.subencoder.segmentation_quality import table7_scores, table7_warnings
+from multivec.subencoder.data.propsegment import attach_segmentations, read_clusters
+from multivec.subencoder.evaluation.segmentation_quality import table7_scores, table7_warnings
 
 TEXT = "Jolie signed on in April 2016."
 TOKENS = [{"text": t, "character_offset_of_token_in_sentence": TEXT.index(t)}

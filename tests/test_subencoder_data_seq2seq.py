@@ -2,8 +2,8 @@
 import json
 
 from multivec.io.resources import load_tokenizer
-from multivec.subencoder.segmentation import Seq2SeqSegmenter
-from multivec.subencoder.seq2seq_distillation import seed_examples, train_segmenter
+from multivec.subencoder.data.segmentation import Seq2SeqSegmenter
+from multivec.subencoder.data.segmenter_distillation import seed_examples, train_segmenter
 
 
 def tiny_t5(folder):

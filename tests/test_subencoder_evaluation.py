@@ -7,16 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from multivec.subencoder.retrieval_metrics import query_metrics, rank_units, retrieval_metrics
-
-
-def test_query_metrics_on_a_hand_made_ranking():
-    ranking = [7, 3, 9, 1, 4, 8, 2, 6, 5, 0]
-    got = query_metrics(ranking, {3, 5}, ks=(1, 5, 10))
-    assert got == {"p@1": 0.0, "r@1": 0.0, "r@5": 0.5, "r@10": 1.0}
-    assert query_metrics([3, 7], {3}, ks=(1,))["p@1"] == 1.0
-    with pytest.raises(ValueError, match="without gold"):
-        query_metrics(ranking, set())
+from multivec.subencoder.evaluation.unit_ranking import rank_units, retrieval_metrics
 
 
 def test_rank_units_max_pools_and_excludes_the_query():
@@ -42,7 +33,7 @@ MIRROR = Path(os.environ.get("MULTIVEC_DATA_MIRROR", "../shared/data")) / "props
 
 @pytest.mark.skipif(not (MIRROR / "relationships.dev.json").exists(), reason="PropSegment is not in the mirror")
 def test_propsegment_dev_retrieval_set():
-    from multivec.subencoder.retrieval_set import build_retrieval_set
+    from multivec.subencoder.evaluation.retrieval_set import build_retrieval_set
 
     rs = build_retrieval_set(MIRROR)
     assert rs.counts["documents"] == 45 and rs.counts["sentences"] == 387
@@ -57,8 +48,8 @@ def test_propsegment_dev_retrieval_set():
 
 
 def test_predicted_queries_keep_only_jaccard_matches():
-    from multivec.subencoder.evaluation import predicted_queries
-    from multivec.subencoder.retrieval_set import Proposition, RetrievalSet
+    from multivec.subencoder.evaluation.retrieval import predicted_queries
+    from multivec.subencoder.evaluation.retrieval_set import Proposition, RetrievalSet
 
     text = "Ada wrote programs and Ada studied maths ."
     words = text.split()
@@ -93,8 +84,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_csts_pipeline_on_a_small_fixture():
     from scipy.stats import spearmanr
 
-    from multivec.subencoder.csts import csts_predictions, read_csts, spearman_x100, word_spans
-    from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+    from multivec.subencoder.evaluation.csts import csts_predictions, read_csts, spearman_x100, word_spans
+    from multivec.subencoder.configuration import SubEncoderConfig
+    from multivec.subencoder.model import SubEncoder
 
     # left to right: the second "red" is the second occurrence; a word absent from the sentence is skipped
     assert word_spans("A red shirt and a red coat.", "red, red, coat, purple") == [[2, 5], [18, 21], [22, 26]]
@@ -122,7 +114,7 @@ def test_malformed_propsegment_files_name_the_file_and_key(tmp_path):
     import json
 
     from multivec.io import MalformedInputError
-    from multivec.subencoder.retrieval_set import build_retrieval_set
+    from multivec.subencoder.evaluation.retrieval_set import build_retrieval_set
 
     cluster = {"cluster_id": "1", "source_dataset": "SOURCE_WIKI_CLUSTERS",
                "documents": [{"document_id": "7", "sentences": [{"sentence_text": "Ada wrote.", "tokens": [
@@ -142,7 +134,7 @@ def test_malformed_propsegment_files_name_the_file_and_key(tmp_path):
 
 
 def test_tables_put_the_papers_numbers_beside_ours(tmp_path):
-    from multivec.subencoder.tables import index_size_line, table1, table5, write_table
+    from multivec.subencoder.tables.paper_tables import index_size_line, table1, table5, write_table
 
     def result(p1, r5, dim):
         return {"proposition": {"p@1": p1, "r@5": r5, "r@10": 60.0, "r@20": 70.0}, "dim": dim, "queries": 3,

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from multivec.subencoder.loss import distributed_supcon_loss, supcon_loss
+from multivec.subencoder.losses.supcon import distributed_supcon_loss, supcon_loss
 
 
 def brute_force_supcon(embeddings: torch.Tensor, labels: list[int], temperature: float) -> float:

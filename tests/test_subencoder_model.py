@@ -4,7 +4,8 @@ baselines, saving and loading in one call."""
 import pytest
 import torch
 
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig, masked_mean
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder, masked_mean
 
 SENTENCES = ["The film, released in 2014, was produced by Disney in Burbank.",
              "Maleficent is an American fantasy film."]

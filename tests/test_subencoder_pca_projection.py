@@ -4,10 +4,11 @@ on the first principal components of its outputs on the training propositions.""
 import pytest
 import torch
 
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.pca_projection import Moments, principal_components, training_outputs, with_pca_projection
-from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
-from multivec.subencoder.tables import pca_fit, retrieval_notes
+from multivec.subencoder.tables.units import Layout, evaluation_path, table_rows
+from multivec.subencoder.tables.paper_tables import pca_fit, retrieval_notes
 from multivec.subencoder.training import SubEncoderTask
 from multivec.training.engine import TrainConfig
 

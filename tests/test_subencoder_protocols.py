@@ -15,8 +15,8 @@ import torch
 import yaml
 
 from multivec.io import MalformedInputError
-from multivec.subencoder import evaluation
-from multivec.subencoder.evaluation import (
+from multivec.subencoder.evaluation import retrieval
+from multivec.subencoder.evaluation.retrieval import (
     PROTOCOLS,
     evaluate,
     evaluate_lexical,
@@ -24,9 +24,9 @@ from multivec.subencoder.evaluation import (
     removed_candidates,
     word_jaccard_scores,
 )
-from multivec.subencoder.retrieval_set import Proposition, RetrievalSet, build_retrieval_set
-from multivec.subencoder.table_units import Layout, table_rows
-from multivec.subencoder.tables import retrieval_notes, retrieval_table_frame
+from multivec.subencoder.evaluation.retrieval_set import Proposition, RetrievalSet, build_retrieval_set
+from multivec.subencoder.tables.units import Layout, table_rows
+from multivec.subencoder.tables.paper_tables import retrieval_notes, retrieval_table_frame
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,9 +87,9 @@ def test_lexical_baseline_ranks_by_word_jaccard_without_punctuation():
 
 
 class RecordingRankings:
-    """Wraps ``evaluation.score_rankings`` and records the candidates each call removes."""
+    """Wraps ``retrieval.score_rankings`` and records the candidates each call removes."""
 
-    wrapped = staticmethod(evaluation.score_rankings)
+    wrapped = staticmethod(retrieval.score_rankings)
 
     def __init__(self):
         self.calls = []
@@ -102,7 +102,8 @@ class RecordingRankings:
 def test_table8_removes_the_same_candidates_for_gold_and_predicted_queries(monkeypatch):
     """A predicted query that is another candidate (here the gold query's sibling) or no candidate at all
     must not change what leaves the ranking: exactly the gold query's candidates, in both runs."""
-    from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+    from multivec.subencoder.configuration import SubEncoderConfig
+    from multivec.subencoder.model import SubEncoder
 
     rs = small_set()
     model = SubEncoder.from_backbone(SubEncoderConfig(encoder="tiny-random-bert", head="none"))
@@ -110,7 +111,7 @@ def test_table8_removes_the_same_candidates_for_gold_and_predicted_queries(monke
     for name, query in (("gold", None), ("sibling", Proposition("a", 0, (4, 5, 6))),
                         ("not a candidate", Proposition("a", 0, (0, 1, 2, 3)))):
         recorder = RecordingRankings()
-        monkeypatch.setattr(evaluation, "score_rankings", recorder)
+        monkeypatch.setattr(retrieval, "score_rankings", recorder)
         result = evaluate(model, rs, queries=None if query is None else [query], query_rows=[0])
         runs[name] = (recorder.calls, result["per_query"]["removed"], result["removed_per_query"])
     assert runs["gold"][0] == [[[0]], [[0, 1]], [[0, 1, 2]]]  # one call per protocol
@@ -197,7 +198,7 @@ def test_paper_scale_lists_the_papers_baseline_rows():
     sources = table_rows("table1", Layout.from_config(subencoder))
     for source in sources:
         if source.evaluation in ("base", "lexical"):
-            from multivec.subencoder.table_units import evaluation_path
+            from multivec.subencoder.tables.units import evaluation_path
 
             assert evaluation_path(source, None) in result.stdout, source.row
     assert {s.backbone for s in sources} >= {"minilm", "distilroberta", "simcse_unsup", "simcse", "gtr_base",

@@ -14,9 +14,9 @@ import torch
 
 from multivec.io import write_json
 from multivec.statistics import compute_statistic, read_units, write_units
-from multivec.subencoder.retrieval_metrics import mean_metrics, per_query_metrics, retrieval_metrics
-from multivec.subencoder.segmentation_quality import prf_of
-from multivec.subencoder.table_units import (
+from multivec.subencoder.evaluation.unit_ranking import mean_metrics, per_query_metrics, retrieval_metrics
+from multivec.subencoder.evaluation.segmentation_quality import prf_of
+from multivec.subencoder.tables.units import (
     RowSource,
     TABLE7_METRICS,
     evaluation_path,
@@ -27,7 +27,7 @@ from multivec.subencoder.table_units import (
     table_rows,
     unit_entries,
 )
-from multivec.subencoder.tables import add_statistics, markdown_table, table8
+from multivec.subencoder.tables.paper_tables import add_statistics, markdown_table, table8
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -196,6 +196,7 @@ def smoke_tables(tmp_path_factory, copy_of_smoke_all, mirror):
     return work
 
 
+@pytest.mark.e2e
 def test_smoke_models_carry_their_seed_in_path_and_training_config(smoke_tables):
     for seed in (13, 14):  # the claim seeds of tests/fixtures/smoke_two_claim_seeds.yaml
         model = smoke_tables / f"models/subencoder/tiny_d8/seed{seed}"
@@ -210,6 +211,7 @@ def test_smoke_models_carry_their_seed_in_path_and_training_config(smoke_tables)
         ("SubEncoder (tiny), PCA 8-d", 14), ("SubEncoder (tiny, 8-d)", 13), ("SubEncoder (tiny, 8-d)", 14)]
 
 
+@pytest.mark.e2e
 def test_smoke_tables_have_cis_tests_and_claims(smoke_tables):
     table1 = pd.read_csv(smoke_tables / "results/subencoder_table1.csv")
     for metric in ("P@1", "R@5", "R@10", "R@20"):

@@ -1,4 +1,4 @@
-"""Table 3 (C-STS) assembly in multivec.subencoder.tables: the paper's row is looked up from the backbone's
+"""Table 3 (C-STS) assembly in multivec.subencoder.tables.paper_tables: the paper's row is looked up from the backbone's
 family, the table carries ours beside it, and the workflow script only calls this."""
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from multivec.subencoder.tables import PAPER_TABLE3, paper_table3, table3, table3_family, write_table
+from multivec.subencoder.tables.paper_tables import PAPER_TABLE3, paper_table3, table3, table3_family, write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from multivec.io import MalformedInputError, read_json
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.training import collate, pair_batches, read_sentences, tokenize_rows, train
 from multivec.training.engine import TrainConfig, _Interrupted
 

@@ -2,8 +2,8 @@
 import os
 
 from multivec.io import check_minimum, write_jsonl, write_meta
-from multivec.subencoder.propsegment import read_clusters
-from multivec.subencoder.sentence_pairs import cluster_pairs, read_pair_file
+from multivec.subencoder.data.propsegment import read_clusters
+from multivec.subencoder.data.sentence_pairs import cluster_pairs, read_pair_file
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

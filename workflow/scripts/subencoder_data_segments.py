@@ -3,9 +3,9 @@ import dataclasses
 import os
 
 from multivec.io import write_jsonl, write_meta
-from multivec.subencoder.segmentation import segment_and_align, segmenter_from_config
-from multivec.subencoder.sentence_pairs import read_pairs
-from multivec.subencoder.training_data import read_segments
+from multivec.subencoder.data.segmentation import segment_and_align, segmenter_from_config
+from multivec.subencoder.data.sentence_pairs import read_pairs
+from multivec.subencoder.data.training_rows import read_segments
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
-from multivec.subencoder.segmentation_quality import OUR_COLUMNS, table7_warnings
-from multivec.subencoder.tables import add_statistics, table7_frame, table7_markdown, training_segmenter_note
+from multivec.subencoder.evaluation.segmentation_quality import OUR_COLUMNS, table7_warnings
+from multivec.subencoder.tables.paper_tables import add_statistics, table7_frame, table7_markdown, training_segmenter_note
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

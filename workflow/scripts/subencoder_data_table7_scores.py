@@ -3,9 +3,9 @@
 import os
 
 from multivec.io import write_json
-from multivec.subencoder.propsegment import attach_segmentations, read_clusters
-from multivec.subencoder.segmentation import segmenter_from_config
-from multivec.subencoder.segmentation_quality import table7_scores, table7_warnings
+from multivec.subencoder.data.propsegment import attach_segmentations, read_clusters
+from multivec.subencoder.data.segmentation import segmenter_from_config
+from multivec.subencoder.evaluation.segmentation_quality import table7_scores, table7_warnings
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

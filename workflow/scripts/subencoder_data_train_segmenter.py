@@ -2,7 +2,7 @@
 import os
 
 from multivec.io import read_jsonl
-from multivec.subencoder.seq2seq_distillation import train_segmenter
+from multivec.subencoder.data.segmenter_distillation import train_segmenter
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:

@@ -3,9 +3,9 @@ import dataclasses
 import os
 
 from multivec.io import check_minimum, read_json, write_jsonl, write_meta
-from multivec.subencoder.nli import judge_from_config
-from multivec.subencoder.sentence_pairs import read_pairs
-from multivec.subencoder.training_data import build_rows, read_segments, split_dev
+from multivec.subencoder.data.nli import judge_from_config
+from multivec.subencoder.data.sentence_pairs import read_pairs
+from multivec.subencoder.data.training_rows import build_rows, read_segments, split_dev
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

@@ -1,13 +1,13 @@
 # Table 3 (Chen et al. 2023 §4.2.2): C-STS with LLM-picked condition words and each SubEncoder.
 import os
 
-from multivec.subencoder.csts import csts_predictions, read_csts, spearman_x100
+from multivec.subencoder.evaluation.csts import csts_predictions, read_csts, spearman_x100
 from multivec.subencoder.model import SubEncoder
-from multivec.subencoder.tables import table3, write_table
+from multivec.subencoder.tables.paper_tables import table3, write_table
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
-    from multivec.subencoder.llm_client import client_from_config  # the cached chat client (App. A.1)
+    from multivec.subencoder.data.llm_client import client_from_config  # the cached chat client (App. A.1)
 
     rows = read_csts(snakemake.input.csts)
     labels = [r["label"] for r in rows]

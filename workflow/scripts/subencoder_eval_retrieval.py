@@ -6,9 +6,10 @@ import os
 import time
 
 from multivec.io import read_json, write_json
-from multivec.subencoder.evaluation import evaluate, evaluate_lexical, predicted_queries
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig
-from multivec.subencoder.retrieval_set import build_retrieval_set
+from multivec.subencoder.evaluation.retrieval import evaluate, evaluate_lexical, predicted_queries
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder
+from multivec.subencoder.evaluation.retrieval_set import build_retrieval_set
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
@@ -35,8 +36,8 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
             result.update(evaluate(model, rs, batch_size=batch_size))
         else:
             # App. A.3 alignment of each predicted proposition's text to its sentence (char spans).
-            from multivec.subencoder.alignment import align_pair
-            from multivec.subencoder.segmentation import segmenter_from_config
+            from multivec.subencoder.data.alignment import align_pair
+            from multivec.subencoder.data.segmentation import segmenter_from_config
 
             segmenter = segmenter_from_config(snakemake.params.segmenter, snakemake.params.segmenter_settings,
                                               snakemake.params.llm)

@@ -1,11 +1,11 @@
-# Tables 1, 4, 5 and 8 of Chen et al. 2023 from the retrieval JSONs (multivec.subencoder.tables): the
+# Tables 1, 4, 5 and 8 of Chen et al. 2023 from the retrieval JSONs (multivec.subencoder.tables.paper_tables): the
 # metrics are seed means with 95% bootstrap CIs over queries (the unit files), then the declared paired
 # comparisons (results/subencoder_<table>_tests.csv) and the verdicts of each table's claims. The notes
-# come from the evaluations and the configuration (multivec.subencoder.tables.retrieval_notes).
+# come from the evaluations and the configuration (multivec.subencoder.tables.paper_tables.retrieval_notes).
 from multivec.io import read_json
 from multivec.statistics.claims import table_verdict_lines
-from multivec.subencoder.table_units import TABLE_METRICS, RowSource, evaluation_path, stat_table_name, subencoder_row
-from multivec.subencoder.tables import add_statistics, pca_fit, retrieval_notes, retrieval_table_frame, write_table
+from multivec.subencoder.tables.units import TABLE_METRICS, RowSource, evaluation_path, stat_table_name, subencoder_row
+from multivec.subencoder.tables.paper_tables import add_statistics, pca_fit, retrieval_notes, retrieval_table_frame, write_table
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

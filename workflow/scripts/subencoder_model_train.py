@@ -1,6 +1,6 @@
 import os
 
-from multivec.subencoder.model import SubEncoderConfig
+from multivec.subencoder.configuration import SubEncoderConfig
 from multivec.subencoder.training import train
 from multivec.training.engine import TrainConfig
 from multivec.pipeline.script_support import rule_logging

@@ -2,7 +2,7 @@
 Tables 1, 4, 5, 8; sentences for Table 7) as the statistics layer's Parquet file."""
 from multivec.io import read_json
 from multivec.statistics import write_units
-from multivec.subencoder.table_units import segmentation_measurements, table_measurements
+from multivec.subencoder.tables.units import segmentation_measurements, table_measurements
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

@@ -1,7 +1,7 @@
 """Where the 64-d SubEncoder's loss comes from (Table 5, claim S2): the 64-d bottleneck itself, or training
 a new 64-d head jointly with the encoder on the demo's 502 training rows?
 
-Every variant is scored by the pipeline's own evaluation (``multivec.subencoder.evaluation.evaluate``, the
+Every variant is scored by the pipeline's own evaluation (``multivec.subencoder.evaluation.retrieval.evaluate``, the
 authors' protocol of Table 5) on PropSegment dev, against the same seed's trained full SubEncoder:
 
 - ``full``: the trained full SubEncoder (384-d), as the pipeline trains it.
@@ -29,10 +29,10 @@ import yaml
 from torch import nn
 
 from multivec.io import write_csv
-from multivec.subencoder.evaluation import evaluate
+from multivec.subencoder.evaluation.retrieval import evaluate
 from multivec.subencoder.model import SubEncoder
 from multivec.subencoder.pca_projection import with_pca_projection
-from multivec.subencoder.retrieval_set import build_retrieval_set
+from multivec.subencoder.evaluation.retrieval_set import build_retrieval_set
 from multivec.subencoder.training import SubEncoderTask, read_sentences
 from multivec.training.engine import TrainConfig, train_task
 
@@ -125,7 +125,7 @@ def comparisons(results: dict, seed: int, dim: int) -> list[dict]:
     paired bootstrap CI and the randomization p, Holm-corrected over all pairs and metrics."""
     from multivec.statistics.resampling import paired_difference, with_holm
     from multivec.statistics.units import stack_seeds
-    from multivec.subencoder.table_units import retrieval_measurements
+    from multivec.subencoder.tables.units import retrieval_measurements
 
     stacks = stack_seeds([m for name, result in results.items()
                           for m in retrieval_measurements("table5", name, result, seed)])

@@ -275,7 +275,7 @@ def sentence_pairs_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tup
 
 def propsegment_documents(paths: Sequence[str | os.PathLike]) -> Iterator[tuple[str, str]]:
     """PropSegment ``document_clusters.<split>.json``: every Wikipedia document's full text."""
-    from multivec.subencoder.propsegment import read_clusters
+    from multivec.subencoder.data.propsegment import read_clusters
 
     for path in paths:
         for cluster in read_clusters(path):

@@ -307,7 +307,7 @@ _register(Source(
 _register(Source(
     name="csts",
     description="C-STS (Deshpande et al. 2023), the sub-sentence encoder's Table 3: the validation split converted "
-                "to JSONL rows {sentence1, sentence2, condition, label} (multivec.subencoder.csts.read_csts).",
+                "to JSONL rows {sentence1, sentence2, condition, label} (multivec.subencoder.evaluation.csts.read_csts).",
     files={"validation.jsonl": RemoteFile(None, "csts/validation.jsonl")},
     licence="as distributed by the C-STS authors (access terms on request)",
     homepage="https://github.com/princeton-nlp/c-sts",

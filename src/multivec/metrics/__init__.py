@@ -1,4 +1,10 @@
-"""Metrics for Table 2: MRR over candidates, and the set/vector similarities that rank them.
+"""The one metrics module shared by all three works (NUGGET, the sub-sentence encoder, the distilled
+document embeddings):
+
+- ``ranking``: where the gold results land in a ranking: MRR (NUGGET Table 2 and the distillation's ranking
+  tasks), P@1 and R@k (the sub-sentence encoder's atomic-fact retrieval);
+- ``maxsim``: the vector similarities that rank candidates: MaxSim of vector sets (NUGGET eq. 10), the
+  broadcast ``cosine`` and the all-pairs ``cosine_matrix``.
 
 Names load from their submodule on first use (``multivec.pipeline.lazy_exports``): the tables read rankings with
 ``multivec.metrics.ranking`` (numpy) and must not load torch, which only the similarities need."""
@@ -6,8 +12,9 @@ Names load from their submodule on first use (``multivec.pipeline.lazy_exports``
 from multivec.pipeline.lazy_exports import lazy_exports
 
 _WHERE = {
-    "cosine": "maxsim", "maxsim_mean": "maxsim", "pad_vector_sets": "maxsim",
-    "mrr_at": "ranking", "ranks_of_answers": "ranking", "reciprocal_ranks": "ranking",
+    "cosine": "maxsim", "cosine_matrix": "maxsim", "maxsim_mean": "maxsim", "pad_vector_sets": "maxsim",
+    "mrr_at": "ranking", "precision_at_1": "ranking", "precision_recall_at": "ranking", "ranks_of_answers": "ranking",
+    "recall_at_k": "ranking", "reciprocal_ranks": "ranking",
 }
 
 __all__ = sorted(_WHERE)

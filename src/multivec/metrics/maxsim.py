@@ -1,4 +1,4 @@
-"""Similarity of two sets of vectors, NUGGET eq. 10, and cosine for single vectors.
+"""Vector similarities: MaxSim of two sets of vectors (NUGGET eq. 10) and cosine.
 
     m(q, d) = (1/I) Σ_i max_j cos(q_i, d_j)
 
@@ -9,6 +9,12 @@ once: query (..., I, d) with mask (..., I), documents (..., J, d) with mask (...
 leading dimensions broadcast (e.g. query (B, 1, I, d) against candidates (B, C, J, d)).
 A zero vector has cosine 0 with everything. Every query and document needs at least one
 unmasked vector.
+
+``cosine`` is the cosine of single vectors, broadcasting their leading dimensions (elementwise
+product summed); ``cosine_matrix`` is every query against every candidate as one matrix product,
+(Q, d) × (C, d) -> (Q, C), with which the sub-sentence encoder ranks candidate propositions
+(Chen et al. 2023, §4.2.1). The two sum in different orders, so their floats may differ in the
+last bits: each caller keeps the one its results were computed with.
 """
 
 from __future__ import annotations
@@ -49,6 +55,13 @@ def cosine(query_vecs, doc_vecs) -> torch.Tensor:
     """Cosine similarity of single vectors (..., d) × (..., d), broadcasting the leading dimensions."""
     q, d = normalize(_tensor(query_vecs)), normalize(_tensor(doc_vecs))
     return (q * d).sum(dim=-1)
+
+
+def cosine_matrix(queries: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+    """(Q, C) cosine similarities of query vectors (Q, d) and candidate vectors (C, d), in float32."""
+    q = torch.nn.functional.normalize(queries.float(), dim=-1)
+    c = torch.nn.functional.normalize(candidates.float(), dim=-1)
+    return q @ c.T
 
 
 def pad_vector_sets(vector_sets, dtype=torch.float32) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,12 +1,12 @@
 """A deterministic OpenAI-compatible chat server on 127.0.0.1 for the rehearsal's LLM client (issue 21).
 
-It implements ``POST /v1/chat/completions`` (the one endpoint ``multivec.subencoder.llm_client.ChatClient``
+It implements ``POST /v1/chat/completions`` (the one endpoint ``multivec.subencoder.data.llm_client.ChatClient``
 calls) with the Python standard library, and answers the two prompts the pipeline sends:
 
 - the App. A.1 segmentation prompt (``SEGMENTATION_PROMPT``): the sentence after its last ``Sentence:``
   is split at commas, semicolons and " and " into claims, answered as ``1. ...`` lines as GPT-3.5 does
   (``parse_claims`` reads them); a sentence with nothing to split is one claim;
-- the C-STS word prompt (``multivec.subencoder.csts.WORD_PROMPT``, recognised by its ``Condition:`` line):
+- the C-STS word prompt (``multivec.subencoder.evaluation.csts.WORD_PROMPT``, recognised by its ``Condition:`` line):
   the sentence's first two words of four letters or more, comma-separated.
 
 Replies depend only on the prompt. ``GET /v1/models`` lists the requested model names; anything else is

@@ -1,9 +1,9 @@
 """Inspectors for the sub-sentence encoder's training data (Chen et al. 2023, §3.3, App. A.3).
 
-- sentence pairs ``data/built/subencoder/pairs/pairs.jsonl`` (``sentence_pairs.py``);
+- sentence pairs ``data/built/subencoder/pairs/pairs.jsonl`` (``data/sentence_pairs.py``);
 - segmented sentences ``data/built/subencoder/{segments,llm_seed}/segments.jsonl``
-  (``segmentation.py``): claims and their aligned char spans;
-- training rows ``data/built/subencoder/{train,dev}.jsonl`` (``training_data.py``): each
+  (``data/segmentation.py``): claims and their aligned char spans;
+- training rows ``data/built/subencoder/{train,dev}.jsonl`` (``data/training_rows.py``): each
   proposition's words marked in its sentence, its label, and how many positives it has.
 
 With ``--tokenizer`` the marked subwords (``masks.py``) are shown as the encoder will see them.
@@ -43,7 +43,7 @@ def _show_tokens(report: Report, sentence: str, spans) -> None:
 @inspector("subencoder training rows", "sub-sentence encoder training rows: sentence, propositions with char "
            "spans and contrastive labels", jsonl_first_row_has("sentence", "pair_id", "propositions"), 75)
 def inspect_training_rows(path: Path, report: Report) -> None:
-    from multivec.subencoder.training_data import validate_row
+    from multivec.subencoder.data.training_rows import validate_row
 
     rows = load_rows_checked(path, {"id": str, "sentence": str, "pair_id": str, "propositions": list},
                              "training row", validate_row)

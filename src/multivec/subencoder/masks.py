@@ -1,6 +1,6 @@
 """Character spans -> subword masks (Chen et al. 2023, App. A.3, last step).
 
-A proposition is aligned to words of its sentence as character spans (``alignment.py``);
+A proposition is aligned to words of its sentence as character spans (``data/alignment.py``);
 the encoder needs it as a 0/1 mask over the tokenizer's subwords. A subword is in the mask
 when its character offset lies inside one of the spans; special tokens never are.
 """

@@ -1,6 +1,6 @@
 """Training the sub-sentence encoder (Chen et al. 2023, §3.2 and App. B) as a plug-in of the project's one
 training engine (``multivec.training``): supervised contrastive loss over every proposition of the batch
-(``multivec.subencoder.loss``; all-gathered across ranks under DDP), AdamW with linear decay, the best
+(``multivec.subencoder.losses.supcon``; all-gathered across ranks under DDP), AdamW with linear decay, the best
 checkpoint by validation loss, exact resumption.
 
 Input: the data builder's JSONL (``data/built/subencoder/{train,dev}.jsonl``), one row per sentence:
@@ -27,8 +27,9 @@ from typing import Any, Sequence
 import torch
 
 from multivec.io import MalformedInputError, read_jsonl
-from multivec.subencoder.loss import distributed_supcon_loss, supcon_loss
-from multivec.subencoder.model import SubEncoder, SubEncoderConfig
+from multivec.subencoder.losses.supcon import distributed_supcon_loss, supcon_loss
+from multivec.subencoder.configuration import SubEncoderConfig
+from multivec.subencoder.model import SubEncoder
 from multivec.training.distributed import Runtime
 from multivec.training.engine import TrainConfig, TrainingTask, seeded_generator, train_task
 

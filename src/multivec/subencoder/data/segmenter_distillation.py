@@ -22,7 +22,7 @@ from multivec.training.engine import TrainConfig, Trainer, TrainingTask, seeded_
 
 def seed_examples(rows: Sequence[dict]) -> list[tuple[str, str]]:
     """(sentence, target) from LLM seed rows ``{sentence, propositions: [{text}]}`` with >= 1 claim."""
-    from multivec.subencoder.segmentation import claims_as_target
+    from multivec.subencoder.data.segmentation import claims_as_target
 
     return [(r["sentence"], claims_as_target([p["text"] for p in r["propositions"]]))
             for r in rows if r.get("propositions")]

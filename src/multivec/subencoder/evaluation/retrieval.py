@@ -30,10 +30,11 @@ from typing import Any, Sequence
 
 import torch
 
+from multivec.metrics.maxsim import cosine_matrix
+from multivec.metrics.ranking import precision_recall_at
+from multivec.subencoder.evaluation.retrieval_set import Proposition, RetrievalSet
+from multivec.subencoder.evaluation.unit_ranking import KS, mean_metrics, per_query_scores, score_rankings
 from multivec.subencoder.model import SubEncoder
-from multivec.subencoder.retrieval_set import Proposition, RetrievalSet
-from multivec.subencoder.retrieval_metrics import KS, cosine_scores, mean_metrics, per_query_scores, query_metrics, \
-    score_rankings
 
 
 LEVELS = ("proposition", "sentence", "document")
@@ -126,7 +127,7 @@ def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int])
         rankings = score_rankings(scores, removed, top=max(KS))
         values: dict[str, list[float]] = {}
         for ranking, gold_set in zip(rankings, gold):
-            for name, value in query_metrics(ranking, gold_set).items():
+            for name, value in precision_recall_at(ranking, gold_set, KS).items():
                 values.setdefault(name, []).append(100 * value)
         per_query["protocols"][protocol] = values
         results["protocols"][protocol] = mean_metrics(values)
@@ -176,7 +177,7 @@ def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooli
                                      strategy=strategy, batch_size=batch_size)
     query_vectors = encode_propositions(model, rs.sentences, proposition_spans(rs, query_props),
                                         strategy=strategy, batch_size=batch_size)
-    results = evaluate_scores(rs, cosine_scores(query_vectors, candidates), rows)
+    results = evaluate_scores(rs, cosine_matrix(query_vectors, candidates), rows)
     results["dim"] = int(candidates.shape[1])
     vectors_per_sentence = len(rs.candidates) / max(1, len({c.sentence_key for c in rs.candidates}))
     results["index"] = {"vectors_per_sentence": round(vectors_per_sentence, 3),
@@ -226,13 +227,13 @@ def predicted_queries(rs: RetrievalSet, segment, align, threshold: float = 0.8
     """Table 8 (App. C.2; §5.3): segmenter-predicted propositions standing in for the gold queries.
 
     ``segment(sentences) -> list[list[str]]`` (the segmenter interface of
-    ``multivec.subencoder.segmentation``) splits each query sentence into proposition texts;
+    ``multivec.subencoder.data.segmentation``) splits each query sentence into proposition texts;
     ``align(sentence, text) -> list[[start, end]]`` gives the character spans of a text's words in its
     sentence (App. A.3). A predicted proposition's PropSegment tokens are those overlapping its spans; a gold
     query is kept when the best predicted proposition of its sentence has token-set Jaccard > ``threshold``
     with it, and that prediction becomes its query. Returns (predicted propositions, rows of ``rs.queries``).
     """
-    from multivec.subencoder.retrieval_set import jaccard
+    from multivec.subencoder.evaluation.retrieval_set import jaccard
 
     keys = list(dict.fromkeys(q.sentence_key for q in rs.queries))
     texts = [rs.sentences[k] for k in keys]

@@ -80,8 +80,8 @@ OUR_COLUMNS = ("p_0.8", "r_0.8", "f1_0.8", "p_0.5", "r_0.5", "f1_0.5")
 def predicted_token_sets(sentences, segmenter, alignment: str = "authors") -> tuple[list[list[frozenset[int]]], dict]:
     """Each PropSegment sentence's predicted propositions as token sets (claims -> App. A.3
     char spans, mode ``alignment`` -> PropSegment tokens), and counts of what was dropped."""
-    from multivec.subencoder.propsegment import tokens_in_spans
-    from multivec.subencoder.segmentation import segment_and_align
+    from multivec.subencoder.data.propsegment import tokens_in_spans
+    from multivec.subencoder.data.segmentation import segment_and_align
 
     rows, counts = segment_and_align({s.key: s.text for s in sentences}, segmenter, alignment)
     predicted = []

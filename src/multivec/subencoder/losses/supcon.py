@@ -1,4 +1,8 @@
-"""Supervised contrastive loss over propositions (Chen et al. 2023, §3.2 and App. B).
+"""Supervised contrastive loss over propositions (Chen et al. 2023, §3.2, the unnumbered loss, and App. B):
+
+    L = Σ_{i∈I} -1/|P(i)| Σ_{p∈P(i)} log( exp(v_i·v_p/τ) / Σ_{j∈I∖{i}} exp(v_i·v_j/τ) )
+
+over the N propositions I of the minibatch, P(i) the positives of proposition i, τ the temperature.
 
 Every proposition in the (all-gathered) batch is an anchor; propositions with the same label are its
 positives, all others (propositions of the same sentence included) its negatives. The loss is

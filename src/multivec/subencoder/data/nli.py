@@ -19,7 +19,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from multivec.subencoder.alignment import normalise, word_spans
+from multivec.subencoder.data.alignment import normalise, word_spans
 
 
 class PairJudge(Protocol):

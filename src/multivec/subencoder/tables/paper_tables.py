@@ -1,18 +1,18 @@
 """Tables 1, 3, 4, 5, 7 and 8 of the sub-sentence encoder paper (Chen et al. 2023), ours beside the paper's, as
-CSV and Markdown. Our numbers come from the evaluation JSONs (``multivec.subencoder.evaluation``); the
+CSV and Markdown. Our numbers come from the evaluation JSONs (``multivec.subencoder.evaluation.retrieval``); the
 paper's live only in the ``paper_*`` columns, copied from the paper's text (``PAPER_*`` below).
 
 - Table 1 (§4.2.1): atomic-fact retrieval, P@1 and R@5/10/20 ×100, per encoder row and evaluation
-  protocol (``multivec.subencoder.evaluation.PROTOCOLS``), with the share of top-1 candidates from the
+  protocol (``multivec.subencoder.evaluation.retrieval.PROTOCOLS``), with the share of top-1 candidates from the
   query's own sentence; the paper's numbers only beside the authors' protocol.
-- Table 3 (§4.2.2): C-STS Spearman r ×100 (paper scale; ``multivec.subencoder.csts``).
+- Table 3 (§4.2.2): C-STS Spearman r ×100 (paper scale; ``multivec.subencoder.evaluation.csts``).
 - Table 4 (§5.2): sentence- and document-level retrieval, P@1 and R@5.
 - Table 5 (§5.4): the SubEncoder with a reduced output dimension (64) against the full one, P@1 and R@5.
 - Table 8 (App. C.2): P@1 and R@5 with segmenter-predicted query propositions (token-set Jaccard above
   ``subencoder.evaluation.match_jaccard`` with a gold one) against the same queries' gold propositions,
   one row each.
 - Table 7 (App. A.4): segmentation P/R/F1 against PropSegment's human segmentations, from the per-sentence
-  match counts of ``multivec.subencoder.segmentation_quality`` (the metric lives there, the table here).
+  match counts of ``multivec.subencoder.evaluation.segmentation_quality`` (the metric lives there, the table here).
 
 Every metric column gets its 95% bootstrap CI over queries and its seed-to-seed SD (``<metric>_lo``,
 ``_hi``, ``_sd``, ``n_seeds``; ``multivec.statistics``); the Markdown shows them as ``mean [lo, hi] ±sd``
@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from multivec.subencoder.segmentation_quality import OUR_COLUMNS, prf_of
+from multivec.subencoder.evaluation.segmentation_quality import OUR_COLUMNS, prf_of
 
 PAPER_SOURCE = "Chen et al. 2023, Sub-Sentence Encoder: Contrastive Learning of Propositional Semantic Representations, Tables 1, 4, 5 and 8 (text in shared/papers)"
 
@@ -87,7 +87,7 @@ def _round(value):
 
 def table1(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """``rows``: ``{"row", "kind", "strategy", "protocol", "paper_row", "result"}`` with ``result`` an
-    evaluation JSON; ``protocol`` (``evaluation.PROTOCOLS``, default ``authors``) picks its proposition-level
+    evaluation JSON; ``protocol`` (``evaluation.retrieval.PROTOCOLS``, default ``authors``) picks its proposition-level
     scores and where its top-1 candidates come from (``top1_own_sentence_pct``)."""
     records = []
     for row in rows:
@@ -325,10 +325,10 @@ def paper_base_row(entry: dict[str, Any], strategy: str, protocol: str | None) -
 
 def retrieval_table_frame(table: str, subencoder: dict[str, Any], seed: int, read=None) -> pd.DataFrame:
     """Table 1, 4, 5 or 8 from the evaluation JSONs of one training seed (``seed``; untrained rows have one),
-    rows as ``table_units.table_rows`` names them for the ``subencoder`` block of the configuration. The
+    rows as ``units.table_rows`` names them for the ``subencoder`` block of the configuration. The
     metric columns are that seed's; ``add_statistics`` replaces them by the seed means over the table's seeds."""
     from multivec.io import read_json
-    from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
+    from multivec.subencoder.tables.units import Layout, evaluation_path, table_rows
 
     read = read or read_json
     config = {b["name"]: b for b in subencoder["model"]["backbones"]}
@@ -368,7 +368,7 @@ def pca_fit(subencoder: dict[str, Any], seed: int, read=None) -> dict[str, Any] 
     """What Table 5's PCA row was fitted on at ``seed`` (its evaluation JSON's ``pca``: dim, propositions,
     variance kept), for the table's note; None when Table 5 has no PCA row."""
     from multivec.io import read_json
-    from multivec.subencoder.table_units import Layout, evaluation_path, table_rows
+    from multivec.subencoder.tables.units import Layout, evaluation_path, table_rows
 
     rows = [s for s in table_rows("table5", Layout.from_config(subencoder)) if s.variant.startswith("pca")]
     return (read or read_json)(evaluation_path(rows[0], seed)).get("pca") if rows else None
@@ -393,7 +393,7 @@ def add_statistics(df: pd.DataFrame, units_path: str | os.PathLike, metrics: Seq
     return out, stats
 
 
-# Table 7 (App. A.4): segmentation quality (the metric is multivec.subencoder.segmentation_quality). The paper's
+# Table 7 (App. A.4): segmentation quality (the metric is multivec.subencoder.evaluation.segmentation_quality). The paper's
 # numbers, copied from its text: (precision, recall, F1) at theta 0.8, then at theta 0.5.
 PAPER_TABLE7 = {
     "GPT-3.5-turbo": (35.79, 31.65, 33.60, 71.52, 63.87, 67.48),
@@ -411,7 +411,7 @@ TABLE7_COLUMNS = ["row", "system", "kind", "stand_in", "split", "sentences", "pr
 
 def training_segmenter_note(kind: str, alignment: str) -> str:
     """A line of Table 7 on the segmenter of the training data (``subencoder.segmenter.kind``)."""
-    from multivec.subencoder.segmentation import ORACLE_NAME
+    from multivec.subencoder.data.segmentation import ORACLE_NAME
 
     if kind == "oracle":
         return (f"Training data: the {ORACLE_NAME} of the PropSegment TEST sentences the training pairs come from. It has "
@@ -427,9 +427,9 @@ def table7_rows(scores: Sequence[dict]) -> list[dict]:
 
     Paper values fill ``paper_*`` of the row computing the same system (the LLM and the distilled T5 at
     paper scale); the fine-tuned systems of Chen et al. are reference rows with our columns empty. ``row``
-    is the statistics layer's row name (``table_units.table7_row``).
+    is the statistics layer's row name (``units.table7_row``).
     """
-    from multivec.subencoder.table_units import table7_row
+    from multivec.subencoder.tables.units import table7_row
 
     rows = []
     for entry in scores:

@@ -57,7 +57,7 @@ class RetrievalSet:
         return [list(spans[t]) for t in prop.token_indices]
 
 
-from multivec.subencoder.segmentation_quality import jaccard  # noqa: E402  (one definition, Table 7's)
+from multivec.subencoder.evaluation.segmentation_quality import jaccard  # noqa: E402  (one definition, Table 7's)
 
 
 def _require(row: Any, key: str, path: Path, where: str):

@@ -6,7 +6,7 @@ the claims of ``config/claims.yaml`` use the same names.
 Evaluation units:
 
 - Tables 1, 4, 5, 8 (atomic-fact retrieval, §4.2.1): the PropSegment dev **queries**; a metric's unit
-  value is the query's P@1 or R@k ×100 (statistic ``mean``), kept by ``evaluation.evaluate`` under
+  value is the query's P@1 or R@k ×100 (statistic ``mean``), kept by ``evaluation.retrieval.evaluate`` under
   ``per_query``. A SubEncoder row has one measurement per training seed; the untrained App. C.1
   baselines and the lexical baseline have ``seed=None``. Table 1 has every row once per evaluation
   protocol (``subencoder.evaluation.protocols``; rows ``<row> [<protocol>]``, ``protocol_row``), so claims
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from multivec.io import read_json
-from multivec.subencoder.segmentation_quality import OUR_COLUMNS
+from multivec.subencoder.evaluation.segmentation_quality import OUR_COLUMNS
 
 if TYPE_CHECKING:  # the workflow imports this module while it parses: pandas loads with the first Measurement
     from multivec.statistics import Measurement
 
 RETRIEVAL_TABLES = ("table1", "table4", "table5", "table8")
-# table -> {metric column of the table: (evaluation level, per-query metric of retrieval_metrics)}
+# table -> {metric column of the table: (evaluation level, per-query metric of evaluation.unit_ranking)}
 TABLE_METRICS: dict[str, dict[str, tuple[str, str]]] = {
     "table1": {"P@1": ("proposition", "p@1"), "R@5": ("proposition", "r@5"), "R@10": ("proposition", "r@10"),
                "R@20": ("proposition", "r@20")},
@@ -81,7 +81,7 @@ LEXICAL_ROW = "word Jaccard (lexical baseline)"
 
 
 def protocol_row(row: str, protocol: str) -> str:
-    """A Table 1 row under an evaluation protocol (``evaluation.PROTOCOLS``): ``<row> [<protocol>]``."""
+    """A Table 1 row under an evaluation protocol (``evaluation.retrieval.PROTOCOLS``): ``<row> [<protocol>]``."""
     return f"{row} [{protocol}]"
 
 
@@ -189,7 +189,7 @@ def table_rows(table: str, layout: Layout) -> list[RowSource]:
 
 def retrieval_measurements(table: str, row: str, result: dict[str, Any], seed: int | None,
                            part: str | None = None, protocol: str | None = None) -> list[Measurement]:
-    """One ``Measurement`` per metric of ``table`` from an evaluation JSON (``evaluation.evaluate``; for
+    """One ``Measurement`` per metric of ``table`` from an evaluation JSON (``evaluation.retrieval.evaluate``; for
     Table 8, ``part`` = gold | predicted picks that evaluation of the JSON; for Table 1, ``protocol`` picks
     that protocol's proposition-level scores)."""
     from multivec.statistics import Measurement

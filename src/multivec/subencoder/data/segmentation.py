@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from multivec.subencoder.alignment import word_spans
+from multivec.subencoder.data.alignment import word_spans
 
 
 class Segmenter(Protocol):
@@ -178,7 +178,7 @@ class Seq2SeqSegmenter:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         from multivec.io.safe_loading import from_dag_folder
-        from multivec.subencoder.llm_client import parse_claims
+        from multivec.subencoder.data.llm_client import parse_claims
 
         tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         model = from_dag_folder(AutoModelForSeq2SeqLM, self.model_dir).eval()  # safetensors only (issue 22)
@@ -284,7 +284,7 @@ def oracle_from_propsegment(clusters_path, propositions_path, evaluation_cluster
     segmentations of ``propositions_path``. It stops, naming the overlap, if any cluster id, document
     id or sentence text of those clusters is also in ``evaluation_clusters_path`` (the split the
     tables evaluate on): the oracle must never read an evaluation sentence's human segmentation."""
-    from multivec.subencoder.propsegment import attach_segmentations, read_clusters
+    from multivec.subencoder.data.propsegment import attach_segmentations, read_clusters
 
     clusters = read_clusters(clusters_path)
     evaluation = read_clusters(evaluation_clusters_path)
@@ -311,7 +311,7 @@ def segment_and_align(sentences: dict[str, str], segmenter: Segmenter, alignment
     propositions: [{text, char_spans}]}``. Malformed/empty generations and claims with no aligned
     word (``propositions_unaligned``) are counted and dropped, never kept with an empty mask; a
     sentence left with no proposition gets an empty list."""
-    from multivec.subencoder.alignment import align_batch
+    from multivec.subencoder.data.alignment import align_batch
 
     if isinstance(segmenter, OracleSegmenter):  # human token sets: no natural language to align
         return segmenter.rows(sentences)
@@ -355,7 +355,7 @@ def segmenter_from_config(kind: str, settings: dict, llm: dict | None = None, mo
     if kind == "clause":
         return ClauseSegmenter(min_words=int(settings.get("min_words", 3)))
     if kind == "llm":
-        from multivec.subencoder.llm_client import client_from_config
+        from multivec.subencoder.data.llm_client import client_from_config
 
         return LLMSegmenter(client_from_config(llm or {}))
     if kind == "seq2seq":

@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 
 from multivec.io import MalformedInputError, iter_jsonl
-from multivec.subencoder.nli import content_forms
-from multivec.subencoder.propsegment import Cluster
+from multivec.subencoder.data.nli import content_forms
+from multivec.subencoder.data.propsegment import Cluster
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,15 @@
-"""Ranking metrics of the atomic-fact retrieval task (Chen et al. 2023, §4.2.1, Tables 1, 4, 5, 8):
-precision@1 (the top-1 result is gold) and recall@k = |gold ∩ top-k| / |gold|, averaged over queries,
-×100. Units may be propositions (Table 1) or the sentences/documents that hold them (Table 4: a unit's
-score is the max over its propositions, the top k UNIQUE units are returned). Which candidates are left out
-of a query's ranking is the evaluation protocol's choice (``multivec.subencoder.evaluation.PROTOCOLS``).
+"""Ranking units for the atomic-fact retrieval task (Chen et al. 2023, §4.2.1, Tables 1, 4, 5, 8): each query's
+ranking of candidate units and its P@1 and R@k, ×100. Units may be propositions (Table 1) or the sentences/
+documents that hold them (Table 4: a unit's score is the max over its propositions, the top k UNIQUE units are
+returned). Which candidates are left out of a query's ranking is the evaluation protocol's choice
+(``multivec.subencoder.evaluation.retrieval.PROTOCOLS``).
+
+The metrics themselves are the shared ones: P@1 and R@k of a ranking in ``multivec.metrics.ranking``
+(``precision_recall_at``), the cosine of query and candidate vectors in ``multivec.metrics.maxsim``
+(``cosine_matrix``).
 
 Each query's own values are kept (``per_query_metrics``): the statistics layer's bootstrap CIs and paired
-tests resample queries (``multivec.subencoder.table_units``); the table's number is their mean.
+tests resample queries (``multivec.subencoder.tables.units``); the table's number is their mean.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from typing import Sequence
 
 import numpy as np
 import torch
+
+from multivec.metrics.maxsim import cosine_matrix
+from multivec.metrics.ranking import precision_recall_at
 
 KS = (5, 10, 20)
 
@@ -34,23 +41,6 @@ def rank_units(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_un
     best[~present] = float("-inf")
     order = torch.argsort(-best, stable=True)
     return [int(u) for u in order[:min(top, int(present.sum()))]]
-
-
-def query_metrics(ranking: Sequence[int], gold: set[int], ks: Sequence[int] = KS) -> dict[str, float]:
-    """P@1 and R@k (fractions) of one ranking against its gold set."""
-    if not gold:
-        raise ValueError("a query without gold units cannot be scored")
-    out = {"p@1": float(bool(ranking) and ranking[0] in gold)}
-    for k in ks:
-        out[f"r@{k}"] = len(gold & set(ranking[:k])) / len(gold)
-    return out
-
-
-def cosine_scores(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor) -> torch.Tensor:
-    """(Q, C) cosine similarities of the query and candidate vectors."""
-    q = torch.nn.functional.normalize(query_vectors.float(), dim=-1)
-    c = torch.nn.functional.normalize(candidate_vectors.float(), dim=-1)
-    return q @ c.T
 
 
 def score_rankings(scores: torch.Tensor, query_index: Sequence[int | Sequence[int] | None],
@@ -78,7 +68,7 @@ def per_query_scores(scores: torch.Tensor, gold: Sequence[set[int]],
         raise ValueError("no queries to score")
     per_query: dict[str, list[float]] = {}
     for ranking, gold_set in zip(score_rankings(scores, query_index, unit_of, n_units, max(ks)), gold):
-        for name, value in query_metrics(ranking, gold_set, ks).items():
+        for name, value in precision_recall_at(ranking, gold_set, ks).items():
             per_query.setdefault(name, []).append(100 * value)
     return per_query
 
@@ -87,11 +77,11 @@ def per_query_metrics(query_vectors: torch.Tensor, candidate_vectors: torch.Tens
                       query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
                       n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, list[float]]:
     """Each query's P@1 and R@k ×100 (the evaluation units of the statistics layer), ranking by cosine
-    similarity (``per_query_scores`` of ``cosine_scores``)."""
+    similarity (``per_query_scores`` of ``multivec.metrics.maxsim.cosine_matrix``)."""
     if len(gold) != query_vectors.shape[0] or len(query_index) != query_vectors.shape[0]:
         raise ValueError(f"{query_vectors.shape[0]} queries but {len(gold)} gold sets and "
                          f"{len(query_index)} query indices")
-    return per_query_scores(cosine_scores(query_vectors, candidate_vectors), gold, query_index, unit_of, n_units, ks)
+    return per_query_scores(cosine_matrix(query_vectors, candidate_vectors), gold, query_index, unit_of, n_units, ks)
 
 
 def mean_metrics(per_query: dict[str, Sequence[float]]) -> dict[str, float]:

@@ -39,8 +39,8 @@ from typing import Sequence
 import numpy as np
 
 from multivec.io import MalformedInputError, iter_jsonl
-from multivec.subencoder.nli import PairJudge, content_forms, content_jaccard
-from multivec.subencoder.sentence_pairs import SentencePair
+from multivec.subencoder.data.nli import PairJudge, content_forms, content_jaccard
+from multivec.subencoder.data.sentence_pairs import SentencePair
 
 
 @dataclass
