@@ -20,8 +20,7 @@ rule overlap_audit:
         "benchmarks/rules/audit/overlap.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:

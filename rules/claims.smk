@@ -21,10 +21,9 @@ rule claims_of_work:
         "logs/claims/{work}.log",
     benchmark:
         "benchmarks/rules/claims_of_work/{work}.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -49,8 +48,7 @@ rule claims:
         "benchmarks/rules/claims.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:

@@ -19,6 +19,7 @@ from multivec.io.resources import pin_data_mirror as _pin_data_mirror
 from multivec.io.resources import pin_registry_overlay as _pin_registry_overlay
 from multivec.training.safety_net import rule_settings, safety_net_resource
 from multivec.pipeline.script_support import caller_directory as _caller_directory
+from multivec.pipeline import rule_resources as _resource_families
 
 # Fails before any job, naming the key, when the configured mirror does not exist. A
 # relative mirror path is resolved against the directory snakemake was started from (not
@@ -250,8 +251,21 @@ def table2_ranking_files(seedset):
             for seed in (seeds if ROWS[name]["kind"] in TRAINED_KINDS else [None]) for task in TASKS]
 
 
-def rule_resources(family):
-    return config["resources"][family]
+# Each rule names the resource family it uses (train, encode or build, from the config's `resources`), e.g.
+#     threads: family_threads("encode")
+#     resources:
+#         **family_resources("encode", gpu=True),
+# with gpu=True only where the rule uses a GPU; see multivec.pipeline.rule_resources.
+def family_threads(family):
+    return _resource_families.family_threads(config["resources"], family)
+
+
+def family_resources(family, gpu=False):
+    return _resource_families.family_resources(config["resources"], family, gpu=gpu)
+
+
+def family_gpu(family):
+    return _resource_families.family_gpu(config["resources"], family)
 
 
 # Raw files each corpus source needs (names as in src/multivec/data/sources.py).

@@ -59,10 +59,9 @@ rule autoencoding_corpus:
         "logs/corpora/autoencoding.log",
     benchmark:
         "benchmarks/rules/corpora/autoencoding.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -85,10 +84,9 @@ rule translation_corpus:
         "logs/corpora/translation.log",
     benchmark:
         "benchmarks/rules/corpora/translation.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -109,8 +107,7 @@ rule extract_archive:
         source="|".join(ARCHIVES),
         member=".+",
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:

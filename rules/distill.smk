@@ -30,13 +30,11 @@ rule distill_student_train:
     wildcard_constraints:
         run=DISTILL_RUN_PATTERN,
         seed="\\d+",
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
         # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
         max_minutes=lambda wc: safety_net_resource(distill_train_config(wc.seed)),
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -60,11 +58,9 @@ rule distill_student_embed:
         run=DISTILL_RUN_PATTERN,
         seed="\\d+",
         split="eval_[a-z0-9_]+",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -86,11 +82,9 @@ rule distill_untrained_embed:
         "benchmarks/rules/distill/embed_untrained_{split}.tsv"
     wildcard_constraints:
         split="eval_[a-z0-9_]+",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:

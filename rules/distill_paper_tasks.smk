@@ -27,8 +27,7 @@ rule distill_imdb_documents:
     benchmark:
         "benchmarks/rules/distill/imdb_documents.tsv"
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -51,11 +50,9 @@ rule distill_imdb_structural_teacher:
         "logs/distill/sbert_{model}/{split}.log",
     benchmark:
         "benchmarks/rules/distill/sbert_{model}/{split}.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -79,8 +76,7 @@ rule distill_imdb_contextual_teacher:
         "benchmarks/rules/distill/pv_imdb_{variant}.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
+        **family_resources("encode"),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -108,11 +104,9 @@ rule distill_imdb_head:
         "logs/distill/imdb_head_{row}_{seeding}.log",
     benchmark:
         "benchmarks/rules/distill/imdb_head_{row}_{seeding}.tsv"
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:

@@ -19,8 +19,7 @@ rule structural_teacher_model:
     benchmark:
         "benchmarks/rules/distill/structural_teacher_model.tsv"
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -63,8 +62,7 @@ rule distill_training_documents:
     benchmark:
         "benchmarks/rules/distill/training_documents.tsv"
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -86,11 +84,9 @@ rule structural_teacher_embeddings:
         "logs/distill/sbert_{model}/{split}.log",
     benchmark:
         "benchmarks/rules/distill/sbert_{model}/{split}.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -118,8 +114,7 @@ rule paragraph_vector_model:
         "benchmarks/rules/distill/pv_model_{variant}.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
+        **family_resources("train"),
     conda:
         "../envs/distill_teachers.yaml"
     script:
@@ -146,8 +141,7 @@ rule paragraph_vector:
         "benchmarks/rules/distill/pv_{variant}.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
+        **family_resources("encode"),
     conda:
         "../envs/distill_teachers.yaml"
     script:

@@ -23,13 +23,11 @@ rule train_nugget:
         objective="ae|mt",
         variant=ZOO_VARIANT_PATTERN,
         seed=SEED_PATTERN,
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
         # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
         max_minutes=lambda wc: safety_net_resource(zoo_train_config(wc.variant, wc.seed)),
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -52,11 +50,9 @@ rule nugget_base_gate:
         "benchmarks/rules/nugget_base/{objective}_gate.tsv"
     wildcard_constraints:
         objective="ae|mt",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -83,11 +79,9 @@ rule nugget_memory_use:
         "logs/nugget_base/memory_use.log",
     benchmark:
         "benchmarks/rules/nugget_base/memory_use.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:

@@ -19,10 +19,9 @@ rule sentence_final_share:
         "logs/nugget_ablation/sentence_final_share.log",
     benchmark:
         "benchmarks/rules/nugget_ablation/sentence_final_share.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/train.yaml"
     script:
@@ -47,11 +46,9 @@ rule encode_nugget_ablation:
         task="pi|rr",
         name=ABLATION_PATTERN,
         seed=SEED_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -78,10 +75,9 @@ rule evaluate_nugget_ablation:
         task="pi|rr",
         name=ABLATION_PATTERN,
         seed=SEED_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
+        **family_resources("encode"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -102,10 +98,9 @@ rule units_nugget_table4:
         "benchmarks/rules/statistics/units_nugget_table4_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:

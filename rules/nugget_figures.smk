@@ -37,11 +37,9 @@ rule nugget_fig4_decode:
         objective="ae|mt",
         ratio="[0-9.]+",
         seed=SEED_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -62,10 +60,9 @@ rule units_nugget_fig4:
         "benchmarks/rules/statistics/units_nugget_fig4_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -99,10 +96,9 @@ rule nugget_fig4:
         "logs/nugget_figures/fig4.log",
     benchmark:
         "benchmarks/rules/nugget_figures/fig4.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -130,11 +126,9 @@ rule nugget_fig5:
         "logs/nugget_figures/fig5.log",
     benchmark:
         "benchmarks/rules/nugget_figures/fig5.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -157,11 +151,9 @@ rule nugget_fig5_documents:
         objective="ae|mt",
         ratio="[0-9.]+",
         seed=SEED_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -182,10 +174,9 @@ rule units_nugget_fig5:
         "benchmarks/rules/statistics/units_nugget_fig5_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -214,10 +205,9 @@ rule nugget_fig5_shares:
         "logs/nugget_figures/fig5_shares.log",
     benchmark:
         "benchmarks/rules/nugget_figures/fig5_shares.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -242,11 +232,9 @@ rule nugget_fig6:
         "logs/nugget_figures/fig6.log",
     benchmark:
         "benchmarks/rules/nugget_figures/fig6.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:

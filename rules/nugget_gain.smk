@@ -35,8 +35,7 @@ rule nugget_gain_documents:
         "benchmarks/rules/nugget_gain/documents.tsv"
     threads: 1
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -57,11 +56,9 @@ rule nugget_gain_compute:
     wildcard_constraints:
         length="[0-9]+",
         seed=SEED_PATTERN,
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -149,10 +146,9 @@ rule units_nugget_fig7_8:
         "benchmarks/rules/statistics/units_nugget_fig7_8_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -181,10 +177,9 @@ rule nugget_fig7_8_gain_bins:
         "logs/nugget_gain/gain_bins.log",
     benchmark:
         "benchmarks/rules/nugget_gain/gain_bins.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:

@@ -17,8 +17,7 @@ rule nugget_lm_streams:
     benchmark:
         "benchmarks/rules/build/nugget_lm_streams.tsv"
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/train.yaml"
     script:
@@ -47,13 +46,11 @@ rule train_nugget_lm:
     wildcard_constraints:
         row="|".join(re.escape(r) for r in LM_ROWS),
         seed=SEED_PATTERN,
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
         # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
         max_minutes=lambda wc: safety_net_resource({**train_config(wc.seed), **NUGGET_LM["train"]}),
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -79,11 +76,10 @@ rule evaluate_nugget_lm:
     wildcard_constraints:
         row="|".join(re.escape(r) for r in LM_ROWS),
         seed=SEED_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("encode"),
+        gpu=family_gpu("train"),
     conda:
         "../envs/train.yaml"
     script:
@@ -105,10 +101,9 @@ rule units_nugget_table3:
         "benchmarks/rules/statistics/units_nugget_table3_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/train.yaml"
     script:

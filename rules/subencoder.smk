@@ -24,13 +24,11 @@ rule subencoder_model_train:
         backbone="[A-Za-z0-9_.-]+",
         dim="full|d[0-9]+",
         seed="[0-9]+",
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
         # the safety net is a resource, not a param, so raising it resumes (multivec.training.safety_net)
         max_minutes=lambda wc: safety_net_resource(subencoder_train_config(wc.backbone, wc.seed)),
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -55,11 +53,9 @@ rule subencoder_model_pca:
         backbone="[A-Za-z0-9_.-]+",
         dim="[0-9]+",
         seed="[0-9]+",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -83,11 +79,9 @@ rule subencoder_eval_base:
         "benchmarks/rules/subencoder/eval_base_{backbone}_{strategy}.tsv"
     wildcard_constraints:
         strategy="mask_pooling|full_mask|token_subset",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -125,11 +119,9 @@ rule subencoder_eval_trained:
     wildcard_constraints:
         model="[A-Za-z0-9_.-]+",
         seed="[0-9]+",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -157,11 +149,9 @@ rule subencoder_eval_predicted:
     wildcard_constraints:
         model="[A-Za-z0-9_.-]+",
         seed="[0-9]+",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -234,11 +224,9 @@ rule subencoder_eval_csts:
         "logs/subencoder/csts.log",
     benchmark:
         "benchmarks/rules/subencoder/csts.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:

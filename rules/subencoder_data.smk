@@ -30,10 +30,9 @@ rule subencoder_data_pairs:
         "logs/subencoder_data/pairs.log",
     benchmark:
         "benchmarks/rules/subencoder_data/pairs.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -56,10 +55,9 @@ rule subencoder_data_llm_seed:
         "logs/subencoder_data/llm_seed.log",
     benchmark:
         "benchmarks/rules/subencoder_data/llm_seed.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -84,11 +82,9 @@ rule subencoder_data_train_segmenter:
         "logs/subencoder_data/train_segmenter.log",
     benchmark:
         "benchmarks/rules/subencoder_data/train_segmenter.tsv"
-    threads: rule_resources("train")["threads"]
+    threads: family_threads("train")
     resources:
-        mem_mb=rule_resources("train")["mem_mb"],
-        runtime=rule_resources("train")["runtime"],
-        gpu=rule_resources("train").get("gpu", 0),
+        **family_resources("train", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -111,10 +107,9 @@ rule subencoder_data_segments:
         "logs/subencoder_data/segments.log",
     benchmark:
         "benchmarks/rules/subencoder_data/segments.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -140,11 +135,9 @@ rule subencoder_data_training:
         "logs/subencoder_data/training.log",
     benchmark:
         "benchmarks/rules/subencoder_data/training.tsv"
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/train.yaml"
     script:
@@ -167,10 +160,9 @@ rule subencoder_table7_scores:
         "logs/subencoder_data/table7_scores.log",
     benchmark:
         "benchmarks/rules/subencoder_data/table7_scores.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:

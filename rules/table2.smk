@@ -25,10 +25,9 @@ rule pi_task:
         "logs/tasks/pi.log",
     benchmark:
         "benchmarks/rules/tasks/pi.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -52,10 +51,9 @@ rule rr_task:
         "logs/tasks/rr.log",
     benchmark:
         "benchmarks/rules/tasks/rr.tsv"
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/data.yaml"
     script:
@@ -80,11 +78,9 @@ rule frozen_bottom_states:
         "benchmarks/rules/frozen_bottom/{task}.tsv"
     wildcard_constraints:
         task="pi|rr",
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -109,11 +105,9 @@ rule encode_task:
     wildcard_constraints:
         task="pi|rr",
         encoder=ENCODER_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
-        gpu=rule_resources("encode").get("gpu", 0),
+        **family_resources("encode", gpu=True),
     conda:
         "../envs/eval.yaml"
     script:
@@ -137,10 +131,9 @@ rule evaluate_ranking:
     wildcard_constraints:
         task="pi|rr",
         run=RUN_PATTERN,
-    threads: rule_resources("encode")["threads"]
+    threads: family_threads("encode")
     resources:
-        mem_mb=rule_resources("encode")["mem_mb"],
-        runtime=rule_resources("encode")["runtime"],
+        **family_resources("encode"),
     conda:
         "../envs/eval.yaml"
     script:
@@ -161,10 +154,9 @@ rule units_table2:
         "benchmarks/rules/statistics/units_table2_{seedset}.tsv"
     wildcard_constraints:
         seedset="tables|claims",
-    threads: rule_resources("build")["threads"]
+    threads: family_threads("build")
     resources:
-        mem_mb=rule_resources("build")["mem_mb"],
-        runtime=rule_resources("build")["runtime"],
+        **family_resources("build"),
     conda:
         "../envs/eval.yaml"
     script:

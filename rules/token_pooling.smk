@@ -21,8 +21,7 @@ if TOKEN_POOLING_RATIOS:
             task="pi|rr",
         threads: 1
         resources:
-            mem_mb=rule_resources("encode")["mem_mb"],
-            runtime=rule_resources("encode")["runtime"],
+            **family_resources("encode"),
         conda:
             "../envs/eval.yaml"
         script:

@@ -212,7 +212,7 @@ def _gpu_rules_in_rule_files():
         for line in path.read_text().splitlines():
             if line.startswith("rule "):
                 rule = line.split()[1].rstrip(":")
-            elif "gpu=rule_resources" in line:
+            elif re.match(r"\s+(\*\*family_resources\(.*gpu=True|gpu=family_gpu\()", line):
                 found.add(rule)
     return found
 
@@ -361,10 +361,10 @@ def test_local_rules_exist_and_are_light():
     assert {"download", "claims", "table2", "units_table2"} <= local
     assert local <= set(blocks), sorted(local - set(blocks))
     heavy = {name: blocks[name] for name in local
-             if re.search(r'rule_resources\("(encode|train)"\)|gpu|threads: *([2-9]|\d\d)', blocks[name])}
+             if re.search(r'family_\w+\("(encode|train)"|gpu|threads: *([2-9]|\d\d)', blocks[name])}
     assert not heavy, sorted(heavy)
     # The check itself sees a heavy rule.
-    assert re.search(r'rule_resources\("(encode|train)"\)', blocks["train_nugget"])
+    assert re.search(r'family_\w+\("(encode|train)"', blocks["train_nugget"])
 
 
 # A local rule runs on the submitting host beside the cluster jobs' own Snakemake processes; at the rehearsal's

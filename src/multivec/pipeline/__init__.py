@@ -1,6 +1,7 @@
 """Shared pipeline and cluster support: what runs the DAG, not what any paper computes.
 
 - ``script_support``: the thin scripts' logging into the rule's ``log:`` file and thread limits;
+- ``rule_resources``: a rule's threads and resources from its family in the config's ``resources`` block;
 - ``lazy_exports``: package names loaded on first use, so parsing the workflow stays light;
 - ``slurm_profile``: a site copy of ``profiles/slurm`` with a cluster's account and partitions;
 - ``slurm_preflight``: every job about to be submitted checked against the cluster before any runs;
