@@ -47,10 +47,7 @@ SUBENC_BASELINES = SUBENCODER["evaluation"]["baselines"]
 SUBENC_LAYOUT = _subenc_units.Layout.from_config(SUBENCODER)
 # Untrained encoders by row name: each backbone's, and the untrained-only baseline encoders of Table 1.
 SUBENC_ENCODERS = {b["name"]: b["encoder"] for b in SUBENCODER["model"]["backbones"]}
-for _entry in SUBENCODER["evaluation"].get("baseline_encoders") or []:
-    if _entry["name"] in SUBENC_ENCODERS:
-        raise ValueError(f"subencoder.evaluation.baseline_encoders: name {_entry['name']!r} is already a backbone's "
-                         "or another baseline encoder's (subencoder.model.backbones)")
+for _entry in SUBENCODER["evaluation"].get("baseline_encoders") or []:  # names checked unique by multivec.config
     SUBENC_ENCODERS[_entry["name"]] = _entry["encoder"]
 # The retrieval set's files; the News clusters' ids (masked text) let the reader tell a News record from one
 # whose cluster matches nothing (multivec.subencoder.evaluation.retrieval_set).

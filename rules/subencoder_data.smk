@@ -2,11 +2,6 @@
 # Table 7 (segmentation quality against PropSegment). The library (src/multivec/subencoder)
 # does the work; this file only names files.
 
-if SUBSEG["kind"] == "oracle" and SUBDATA["pairs_source"] != "propsegment_test":
-    raise ValueError("config subencoder.segmenter.kind: 'oracle' reads PropSegment's human segmentations of the "
-                     "pairs' sentences, so it needs subencoder.data.pairs_source: propsegment_test (got "
-                     f"{SUBDATA['pairs_source']!r})")
-
 
 # The oracle segmenter's files: the human segmentations of the TEST split the pairs come from, and the DEV
 # clusters the tables evaluate on, which it checks it shares nothing with.

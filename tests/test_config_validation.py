@@ -793,6 +793,14 @@ INCONSISTENT = {
                                                ["nugget_analysis.model.max_source_tokens: 1000", "allowed: 1..512"]),
     "teacher_not_listed": ({("distill", "contextual_teacher", "teacher"): "dm7"},
                            ["distill.contextual_teacher.teacher: 'dm7'", "distill.contextual_teacher.variants"]),
+    "oracle_segmenter_without_propsegment_pairs": ({("subencoder", "data", "pairs_source"): "zhou2022"},
+                                                   ["subencoder.segmenter.kind: 'oracle'",
+                                                    "subencoder.data.pairs_source: propsegment_test",
+                                                    "'zhou2022'"]),
+    "baseline_encoder_named_as_backbone": ({("subencoder", "evaluation", "baseline_encoders"):
+                                            [{"name": "minilm", "encoder": "minilm"}]},
+                                           ["subencoder.evaluation.baseline_encoders[0].name: 'minilm'",
+                                            "subencoder.model.backbones[0]"]),
 }
 
 

@@ -1,6 +1,6 @@
 """Keys consistent with each other: pairs of settings the code relies on, each message naming both key
 paths (warm-up within training, dev set below the corpus size, minimums below maximums, the figures' ratios
-among the trained ones, a comparison given once), and ratios that print as the model folders they name.
+among the trained ones, the sub-sentence encoder's segmenter and row names, a comparison given once), and ratios that print as the model folders they name.
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def consistency_problems(config: dict) -> list[str]:
                 problems.append(f"distill.{key}.teacher: {teacher['teacher']!r} is not one of "
                                 f"distill.{key}.{known_key} ({', '.join(map(str, known))})")
     problems += _nugget_analysis_problems(config)
+    problems += _subencoder_problems(config)
     problems += _comparison_problems(config)
     return problems
 
@@ -125,6 +126,30 @@ def _nugget_analysis_problems(config: dict) -> list[str]:
                             f"({values.get('scorer_layer')}): Table 4's NUGGET (l = 3) row is the model "
                             "models/nugget_long/mt_r0.1, trained with that scorer layer")
     return [p for p in problems if p]
+
+
+def _subencoder_problems(config: dict) -> list[str]:
+    """The oracle segmenter reads PropSegment's human segmentations of the pairs' sentences; baseline encoders
+    and backbones are looked up by one name space."""
+    problems: list[str] = []
+    subencoder = config.get("subencoder")
+    if not subencoder:
+        return problems
+    segmenter, data = subencoder.get("segmenter", {}), subencoder.get("data", {})
+    if segmenter.get("kind") == "oracle" and data.get("pairs_source") != "propsegment_test":
+        problems.append("subencoder.segmenter.kind: 'oracle' reads PropSegment's human segmentations of the pairs' "
+                        "sentences, so it needs subencoder.data.pairs_source: propsegment_test (got "
+                        f"{data.get('pairs_source')!r})")
+    names = {b["name"]: key_path(("subencoder", "model", "backbones", i))
+             for i, b in enumerate(subencoder.get("model", {}).get("backbones", []))}
+    for i, entry in enumerate(subencoder.get("evaluation", {}).get("baseline_encoders") or []):
+        where = key_path(("subencoder", "evaluation", "baseline_encoders", i, "name"))
+        if entry["name"] in names:
+            problems.append(f"{where}: {entry['name']!r} is already the name of {names[entry['name']]}; backbones "
+                            "and baseline encoders name the rows of one table")
+        else:
+            names[entry["name"]] = where
+    return problems
 
 
 def _comparison_problems(config: dict) -> list[str]:
