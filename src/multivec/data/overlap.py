@@ -40,6 +40,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from multivec.io import FirstSeen, MalformedInputError, check_fields, iter_jsonl
+from multivec.io.markdown_table import markdown_table
 from multivec.retrieval.bm25 import tokenize
 
 log = logging.getLogger(__name__)
@@ -349,14 +350,13 @@ def overlap_markdown(results: Sequence[OverlapResult]) -> str:
              "A pair fails when a task document shares more than `threshold` of its n-grams with the corpus; "
              "pairs marked *not scored* are measured only (no model trained on that corpus is scored on that task).",
              "",
-             "| corpus | task | documents | docs with a shared n-gram | n-grams shared | max per document | "
-             "docs over threshold | threshold | passed | worst documents |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append(f"| {r.corpus} | {r.task} | {r.n_documents} | {r.share_documents_with_shared_ngram:.2%} | "
-                     f"{r.share_ngrams_shared:.3%} | {r.max_document_share:.2%} | {r.documents_over_threshold} | "
-                     f"{r.threshold:g} | {('yes' if r.passed else '**no**') if r.enforced else 'not scored'} | "
-                     + ", ".join(f"{i} ({s:.1%})" for i, s in r.worst[:3]) + " |")
+             *markdown_table(["corpus", "task", "documents", "docs with a shared n-gram", "n-grams shared",
+                              "max per document", "docs over threshold", "threshold", "passed", "worst documents"],
+                             ([f"{r.corpus}", f"{r.task}", f"{r.n_documents}",
+                               f"{r.share_documents_with_shared_ngram:.2%}", f"{r.share_ngrams_shared:.3%}",
+                               f"{r.max_document_share:.2%}", f"{r.documents_over_threshold}", f"{r.threshold:g}",
+                               ('yes' if r.passed else '**no**') if r.enforced else 'not scored',
+                               ", ".join(f"{i} ({s:.1%})" for i, s in r.worst[:3])] for r in results))]
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,9 @@
   reader naming the file and line of malformed input (``MalformedInputError``); its names are exported here;
 - ``safe_loading``: weights read without running code (safetensors only), errors naming the file;
 - ``resources``: named models and NLTK data resolved on this machine (the offline MiniLM, the data mirror's
-  ``models/``, tiny random models for the smoke scale).
+  ``models/``, tiny random models for the smoke scale);
+- ``markdown_table``: the lines of a Markdown table (header, separator, rows of already-formatted cells),
+  a row of the wrong width refused.
 """
 
 from multivec.io.checked_files import (META_FILE, EmptyOutputError, FirstSeen, MalformedInputError,

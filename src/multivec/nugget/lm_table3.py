@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from multivec.io.markdown_table import markdown_table
+
 # The paper's Table 3 (WikiText-103 test PPL), copied from its text; cells it leaves '-' are absent.
 PAPER_TABLE3: dict[str, dict[int, float]] = {
     "nugget_r0.05": {1: 29.88, 2: 29.25, 4: 28.24},
@@ -111,11 +113,9 @@ def table3_markdown(rows: Sequence[dict[str, Any]], histories: Sequence[int], sc
     head = (["row", "model"] + [f"h={h}" for h in histories] + [f"drop h=0→{h}" for h in drops]
             + [f"paper h={h}" for h in histories])
     lines = ["# NUGGET Table 3 reproduction (language modelling with compressed history, §6.2)", "", scale_line, "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in rows:
-        cells = ([row["row"], row["model"]] + [estimate_cell(row, f"ppl_h{h}") for h in histories]
-                 + [estimate_cell(row, f"drop_h0_h{h}", 3) for h in drops] + [str(row[f"paper_h{h}"]) for h in histories])
-        lines.append("| " + " | ".join(cells) + " |")
+             *markdown_table(head, ([row["row"], row["model"]] + [estimate_cell(row, f"ppl_h{h}") for h in histories]
+                                    + [estimate_cell(row, f"drop_h0_h{h}", 3) for h in drops]
+                                    + [str(row[f"paper_h{h}"]) for h in histories] for row in rows))]
     lines += ["", "Word-level perplexity (a word's probability is the product over its subwords, §6.2.1 fn. 6; "
               "out-of-vocabulary words excluded), segments of s target tokens, h history segments. paper h=*: "
               "Qin & Van Durme, NUGGET, ICML 2023, Table 3 (WikiText-103, mBART; empty where the paper prints "

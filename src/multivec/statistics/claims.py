@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
 from multivec.statistics.resampling import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,
@@ -241,15 +242,15 @@ def claims_markdown(frame: pd.DataFrame, title: str = "Claims", heading: str = "
     lines = [f"{heading} {title}", "",
              "Verdicts computed from the per-unit scores by `multivec.statistics.claims` with the rules of "
              "`config/claims.yaml` (difference: first − second of the claim's primary comparison, seed means, "
-             "95% paired bootstrap CI; p: paired randomization test, Holm-corrected within the claim).", "",
-             "| id | claim | source | paper | ours | difference, p | seeds | verdict | note |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "95% paired bootstrap CI; p: paired randomization test, Holm-corrected within the claim).", ""]
+    rows = []
     for r in frame.to_dict("records"):
         seeds = "" if r["n_seeds"] is None or (isinstance(r["n_seeds"], float) and math.isnan(r["n_seeds"])) \
             else str(int(r["n_seeds"]))
-        lines.append(f"| {r['id']} | {r['claim']} | {r['source']} | {r['paper']} | {r['ours']} | "
-                     f"{_difference_text(r)} | {seeds} | **{r['verdict']}** | {r['note']} |")
-    return lines
+        rows.append([f"{r['id']}", f"{r['claim']}", f"{r['source']}", f"{r['paper']}", f"{r['ours']}",
+                     _difference_text(r), seeds, f"**{r['verdict']}**", f"{r['note']}"])
+    return lines + markdown_table(["id", "claim", "source", "paper", "ours", "difference, p", "seeds", "verdict",
+                                   "note"], rows)
 
 
 TEXT_COLUMNS = ("id", "work", "claim", "source", "rule", "scale", "paper", "ours", "verdict", "note")

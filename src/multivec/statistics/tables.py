@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
 from multivec.statistics.resampling import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,
@@ -117,17 +118,17 @@ class TableStatistics:
         if self.tests.empty:
             return []
         lines = [f"Paired comparisons (randomization test over the same units; p Holm-corrected over the "
-                 f"table's {len(self.tests)} tests; * = significant at α = {self.alpha}):", "",
-                 "| row | vs | metric | difference [95% CI] | p | p (Holm) |", "|---|---|---|---|---|---|"]
+                 f"table's {len(self.tests)} tests; * = significant at α = {self.alpha}):", ""]
         scale = self.summary.groupby("metric")["mean"].apply(lambda v: v.abs().max()).to_dict()
+        rows = []
         for t in self.tests.to_dict("records"):
             star = " *" if t["significant"] else ""
             # Metrics on a 0-1 scale (correlations, shares) need a digit more than those on 0-100.
             d = digits + 1 if scale.get(t["metric"], 100.0) <= 1.0 else digits
-            lines.append(f"| {t['row']} | {t['against']} | {t['metric']} | "
-                         f"{t['difference']:+.{d}f} [{t['difference_lo']:+.{d}f}, "
-                         f"{t['difference_hi']:+.{d}f}] | {format_p(t['p'])} | {format_p(t['p_holm'])}{star} |")
-        return lines
+            rows.append([f"{t['row']}", f"{t['against']}", f"{t['metric']}",
+                         f"{t['difference']:+.{d}f} [{t['difference_lo']:+.{d}f}, {t['difference_hi']:+.{d}f}]",
+                         format_p(t['p']), f"{format_p(t['p_holm'])}{star}"])
+        return lines + markdown_table(["row", "vs", "metric", "difference [95% CI]", "p", "p (Holm)"], rows)
 
 
 def format_p(p: float) -> str:

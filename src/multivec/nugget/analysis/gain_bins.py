@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from multivec.io.markdown_table import markdown_table
+
 
 # distance bins |i - t_j| of Figs. 7/8's peak-and-decay reading: metric -> (lowest, highest or None)
 DISTANCE_BINS: dict[str, tuple[int, int | None]] = {"gain_d0": (0, 0), "gain_d1_4": (1, 4), "gain_d5_19": (5, 19),
@@ -68,10 +70,9 @@ def gain_bins_markdown(df, header_lines: Sequence[str], notes: Sequence[str] = (
 
     head = ["row", *DISTANCE_BINS]
     lines = ["# NUGGET Figs. 7-8: probability gain by distance from the exposed nugget (§5.3, eq. 9)", "",
-             *header_lines, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for record in df.to_dict("records"):
-        lines.append("| " + " | ".join([str(record["row"])] + [estimate_cell(record, m, 4) for m in DISTANCE_BINS])
-                     + " |")
+             *header_lines, "",
+             *markdown_table(head, ([str(record["row"])] + [estimate_cell(record, m, 4) for m in DISTANCE_BINS]
+                                   for record in df.to_dict("records")))]
     lines += ["", "gain_dA_B: a document's mean of g_i^j = p(y_i | y_<i, z_j) - p(y_i | y_<i) over its (nugget j, "
               "token i) pairs at distance A <= |i - t_j| <= B (d0: the nugget's own token), then the mean over "
               "documents. The paper's Figs. 7-8 show the gain peaking at the nugget's token and decaying with "

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
+from multivec.io.markdown_table import markdown_table
 from multivec.nugget.modeling import IGNORE_INDEX, NuggetModel
 from multivec.nugget.training import TokenizedPairs
 from multivec.statistics.resampling import BootstrapSettings
@@ -172,9 +173,8 @@ def memory_use_markdown(rows: Sequence[Mapping[str, object]], confidence: float)
              "documents. *own*: each document's own memory; *other*: the next document's memory; *gain* = "
              "other - own, what the memory tells the decoder beyond a language model of the targets. d0-d3+: "
              "own-memory loss of the target tokens at distance 0, 1, 2, >= 3 from the nearest nugget (share "
-             "of tokens in brackets after the loss), for autoencoders whose targets are their sources.", "",
-             "| model | folder | unigram | own | other | gain | d0 | d1 | d2 | d3+ |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "of tokens in brackets after the loss), for autoencoders whose targets are their sources.", ""]
+    cells = []
     for row in rows:
         bins = []
         for name in BIN_COLUMNS:
@@ -182,8 +182,9 @@ def memory_use_markdown(rows: Sequence[Mapping[str, object]], confidence: float)
                 bins.append("–")
             else:
                 bins.append(f"{cell(row, 'nats_' + name)} ({100 * row['share_' + name]:.0f}%)")
-        lines.append(f"| {row['model']} | `{row['folder']}` | {row['unigram_nats']:.2f} | {cell(row, 'nats_own')} | "
-                     f"{cell(row, 'nats_other_document')} | {cell(row, 'memory_gain')} | " + " | ".join(bins) + " |")
+        cells.append([f"{row['model']}", f"`{row['folder']}`", f"{row['unigram_nats']:.2f}", cell(row, 'nats_own'),
+                      cell(row, 'nats_other_document'), cell(row, 'memory_gain'), *bins])
+    lines += markdown_table(["model", "folder", "unigram", "own", "other", "gain", "d0", "d1", "d2", "d3+"], cells)
     notes = sorted({str(row["distance_bins"]) for row in rows if row.get("distance_bins")})
     if notes:
         lines += ["", "No distance bins: " + "; ".join(notes) + "."]

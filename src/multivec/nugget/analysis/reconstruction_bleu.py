@@ -35,6 +35,8 @@ from typing import Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
+
 BLEU_TOKENIZE = {"ae": "13a", "mt": "zh"}
 REFERENCE_KEY = {"ae": "source", "mt": "target"}  # AE reconstructs its input; MT translates it
 PAPER_AE_BLEU_AT_LEAST = 0.99  # §5.1: "the BLEU value is higher than 0.99 when r >= 0.1"
@@ -226,18 +228,17 @@ def fig4_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()) 
     """The figure's numbers; BLEU as ``mean [lo, hi] ±sd`` when ``df`` has its statistics; ``notes`` at the end."""
     from multivec.statistics import estimate_cell
 
-    lines = ["# NUGGET Fig. 4: reconstruction BLEU vs compression ratio (§5.1)", "", scale_line, "",
-             "| row | objective | r | vectors/doc | BLEU (0-100) | BLEU (0-1) | ceiling (0-100) | lowercased | documents "
-             "| best dev loss | steps | paper |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in df.to_dict("records"):
         paper = f"> {r['paper_ae_bleu_at_least']:g}" if pd.notna(r["paper_ae_bleu_at_least"]) else "–"
         ratio = "0 (one vector)" if r["ratio"] == 0 else f"{r['ratio']:g}"
-        lines.append(f"| {r['row']} | {r['objective'].upper()} | {ratio} | {r['vectors_per_document']:.2f} | "
-                     f"{estimate_cell(r, BLEU_METRIC)} | "
-                     f"{r['bleu_unit']:.4f} | {r['ceiling']:.2f} | {'yes' if r['lowercased'] else 'no'} | "
-                     f"{r['documents']} | {r['best_dev_loss']:.3f} | {r['train_steps']} | "
-                     f"{paper} |")
+        rows.append([f"{r['row']}", r['objective'].upper(), ratio, f"{r['vectors_per_document']:.2f}",
+                     estimate_cell(r, BLEU_METRIC), f"{r['bleu_unit']:.4f}", f"{r['ceiling']:.2f}",
+                     'yes' if r['lowercased'] else 'no', f"{r['documents']}", f"{r['best_dev_loss']:.3f}",
+                     f"{r['train_steps']}", paper])
+    lines = ["# NUGGET Fig. 4: reconstruction BLEU vs compression ratio (§5.1)", "", scale_line, "",
+             *markdown_table(["row", "objective", "r", "vectors/doc", "BLEU (0-100)", "BLEU (0-1)", "ceiling (0-100)",
+                              "lowercased", "documents", "best dev loss", "steps", "paper"], rows)]
     lines += ["", "AE is scored against the input (sacrebleu tokenize 13a), MT against the reference translation "
               "(tokenize zh), each as the model's target tokenizer writes it: BLEU compares the decoded text with "
               "decode(encode(reference)), so a perfect decoder scores 100 (1.0). Ceiling: that round trip scored "

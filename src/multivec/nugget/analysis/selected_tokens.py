@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from multivec.io.markdown_table import markdown_table
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -236,10 +238,8 @@ def shares_markdown(df: pd.DataFrame, header_lines: Sequence[str], notes: Sequen
 
     head = ["row", *SHARE_METRICS]
     lines = ["# NUGGET Fig. 5 / §5.2: delimiters and 'the' among the nuggets vs in the text", "", *header_lines, "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for record in df.to_dict("records"):
-        lines.append("| " + " | ".join([str(record["row"])] + [estimate_cell(record, m, 3) for m in SHARE_METRICS])
-                     + " |")
+             *markdown_table(head, ([str(record["row"])] + [estimate_cell(record, m, 3) for m in SHARE_METRICS]
+                                   for record in df.to_dict("records")))]
     lines += ["", "Shares on the 0-1 scale. eos_punct: the document's EOS (its last token) or a type made only of "
               "punctuation characters; the: the type 'the'. nugget_share_*: among the selected tokens; text_share_*: "
               f"among all tokens. The paper (§5.2): 'the' is {PAPER_THE_TEXT_SHARE:.1%} of the text and "

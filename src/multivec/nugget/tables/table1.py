@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
 from multivec.tasks.ranking_task import RankingTask
 
 PAPER_SOURCE = "Qin & Van Durme, NUGGET, ICML 2023, Table 1"
@@ -108,9 +109,8 @@ def table1_markdown(df: pd.DataFrame) -> str:
              f"tokens; paper_*: {PAPER_SOURCE}. unknown_token_share: the share of the task documents' tokens "
              "(unknown_tokenizer's) that are its unknown token; unknown_over_threshold: above data.max_unknown_share "
              "(the build warned). The paper reads raw text, without unknown tokens.", "",
-             "| " + " | ".join(TABLE1_COLUMNS) + " |", "|" + "|".join("---" for _ in TABLE1_COLUMNS) + "|"]
-    for record in df.to_dict("records"):
-        lines.append("| " + " | ".join(_cell(record[c], c) for c in TABLE1_COLUMNS) + " |")
+             *markdown_table(TABLE1_COLUMNS, ([_cell(record[c], c) for c in TABLE1_COLUMNS]
+                                              for record in df.to_dict("records")))]
     return "\n".join(lines) + "\n"
 
 

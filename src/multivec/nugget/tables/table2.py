@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
+
 PAPER_SOURCE = "Qin & Van Durme, NUGGET, ICML 2023, Table 2"
 
 # objective / ratio None: the paper row does not depend on it (matches any of ours).
@@ -147,11 +149,8 @@ def table2_markdown(df: pd.DataFrame, scale_line: str, notes: Sequence[str] = ()
              f"({PAPER_SOURCE}); empty where we have none.", ""]
     if statistics_note:
         lines += [statistics_note, ""]
-    lines.append("| " + " | ".join(TABLE2_COLUMNS) + " |")
-    lines.append("|" + "|".join("---" for _ in TABLE2_COLUMNS) + "|")
-    for record in df.to_dict("records"):
-        lines.append("| " + " | ".join(estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
-                                       for c in TABLE2_COLUMNS) + " |")
+    lines += markdown_table(TABLE2_COLUMNS, ([estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
+                                            for c in TABLE2_COLUMNS] for record in df.to_dict("records")))
     steps = []
     for record in df.to_dict("records"):
         if _missing(record["train_steps"]):

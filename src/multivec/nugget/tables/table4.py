@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table
 from multivec.nugget.configuration import PAPER_SENTENCE_RATIO, TABLE4_ABLATIONS, TABLE4_DEFAULTS
 
 PAPER_SOURCE = "Qin & Van Durme, NUGGET, ICML 2023, Table 4"
@@ -123,11 +124,8 @@ def table4_markdown(df: pd.DataFrame, header_lines: Sequence[str], share: dict[s
              f"paper_*: {PAPER_SOURCE}; empty for the random selector and token pooling, which the paper lacks "
              "(token pooling: Table 2's Ward-pooled base-encoder states at this r, no model). paper_l: the "
              "paper's scorer layer (mBART, 12 layers); l: ours; frozen_bottom: the highest frozen layer.", ""]
-    lines.append("| " + " | ".join(TABLE4_COLUMNS) + " |")
-    lines.append("|" + "|".join("---" for _ in TABLE4_COLUMNS) + "|")
-    for record in df.to_dict("records"):
-        lines.append("| " + " | ".join(estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
-                                       for c in TABLE4_COLUMNS) + " |")
+    lines += markdown_table(TABLE4_COLUMNS, ([estimate_cell(record, c) if c in METRICS else _cell(record[c], c)
+                                            for c in TABLE4_COLUMNS] for record in df.to_dict("records")))
     lines += ["", f"r_sb (share of sentence-final source tokens of the MT training corpus, measured with "
                   f"`{share['encoder']}`'s tokenizer, {share['documents']} documents, {share['tokens']} tokens): "
                   f"**{share['share']:.4f}**; the paper's: {PAPER_SENTENCE_RATIO}.", *notes]

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table as table_lines
 from multivec.subencoder.evaluation.segmentation_quality import OUR_COLUMNS, prf_of
 
 PAPER_SOURCE = "Chen et al. 2023, Sub-Sentence Encoder: Contrastive Learning of Propositional Semantic Representations, Tables 1, 4, 5 and 8 (text in shared/papers)"
@@ -279,7 +280,7 @@ def markdown_table(df: pd.DataFrame, metrics: Sequence[str] = ()) -> list[str]:
     with_stats = [m for m in metrics if f"{m}_lo" in df.columns]
     hidden = {f"{m}{suffix}" for m in with_stats for suffix in STAT_SUFFIXES}
     shown = [c for c in df.columns if c not in hidden]
-    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+    rows = []
     for record in df.to_dict("records"):
         cells = []
         for column in shown:
@@ -291,8 +292,8 @@ def markdown_table(df: pd.DataFrame, metrics: Sequence[str] = ()) -> list[str]:
                                              value(f"{column}_sd")))
             else:
                 cells.append(markdown_cell(record[column]))
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append(cells)
+    return table_lines(shown, rows)
 
 
 def markdown(df: pd.DataFrame, title: str, notes: Sequence[str], metrics: Sequence[str] = (),
