@@ -1,4 +1,4 @@
-"""Structural teacher speed (Burian 2023, §3.2.1): ``multivec.distill.structural_teacher.embed_documents``
+"""Structural teacher speed (Burian 2023, §3.2.1): ``multivec.distill.teachers.sbert.embed_documents``
 (one tokenization, batches sorted by token count, each padded to its own longest document) against
 ``SentenceTransformer.encode`` on the same documents, same model, batch size and token limit.
 Vectors agree to 1e-4; the CSV has both timings, wall and CPU seconds (best of --repeats).
@@ -19,8 +19,8 @@ import time
 import numpy as np
 import torch
 
-from multivec.distill.documents import read_documents
-from multivec.distill.structural_teacher import embed_documents, load_teacher
+from multivec.distill.data.documents import read_documents
+from multivec.distill.teachers.sbert import embed_documents, load_teacher
 from multivec.io import write_csv
 
 

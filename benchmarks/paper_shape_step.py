@@ -324,8 +324,8 @@ def subencoder_work(config: dict, tokenizer, workdir: Path, args, steps: int) ->
 def distill_work(config: dict, tokenizer, workdir: Path, args, steps: int) -> WorkRun:
     import numpy as np
 
-    from multivec.distill.student import StudentConfig
-    from multivec.distill.training import DistillTask, LossConfig
+    from multivec.distill.configuration import LossConfig, StudentConfig
+    from multivec.distill.training import DistillTask
 
     tiny = args.tiny
     section = config["distill"]

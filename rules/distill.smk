@@ -193,7 +193,7 @@ rule distill_loss_curves:
 
 rule distill_geometry:
     # Where each student's embedding space went (issue 19): mean pairwise cosine and agreement with each
-    # teacher's pairwise cosines, each student against the untrained one (multivec.distill.geometry).
+    # teacher's pairwise cosines, each student against the untrained one (multivec.distill.analysis.geometry).
     input:
         embeddings=sorted({entry["embeddings"][task] for entry in distill_table_entries("tables")
                            for task in distill_geometry_tasks()}),

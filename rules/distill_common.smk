@@ -81,8 +81,8 @@ def distill_teacher(side, split):
 
 
 def distill_metrics():
-    """The metric names of the distillation tables' unit files (multivec.distill.evaluation.METRICS)."""
-    from multivec.distill.evaluation import METRICS
+    """The metric names of the distillation tables' unit files (multivec.distill.evaluation.demo_tasks.METRICS)."""
+    from multivec.distill.evaluation.demo_tasks import METRICS
 
     return [metric for task in distill_tasks() for metric in METRICS[task]]
 

@@ -13,7 +13,7 @@ include: "distill_paper_tasks_common.smk"
 
 
 rule distill_imdb_documents:
-    # IMDB 25k/25k from the official tarball (multivec.distill.imdb; counts checked).
+    # IMDB 25k/25k from the official tarball (multivec.distill.data.imdb; counts checked).
     input:
         raw("imdb", "aclImdb_v1.tar.gz"),
     output:

@@ -45,7 +45,7 @@ def distill_imdb_results(seedset, suffix):
 
 
 def distill_imdb_unit_entries(seedset):
-    """The IMDB rows as entries of their unit file (multivec.distill.imdb.imdb_measurements)."""
+    """The IMDB rows as entries of their unit file (multivec.distill.tables.imdb_table.imdb_measurements)."""
     return [{"name": row, "seed": None if tag == "fixed" else int(tag[len("seed"):]),
              "reviews": DISTILL_IMDB_RESULT.format(row=row, seeding=tag) + ".reviews.jsonl"}
             for row, spec in distill_imdb_rows(seedset).items() for tag in spec["seeds"]]

@@ -55,7 +55,7 @@ def distill_teachers():
 
 def teacher_unit_entries():
     """The teachers as entries of their unit file (seed None: deterministic given the config seed)."""
-    from multivec.distill.teacher_table import teacher_entries
+    from multivec.distill.tables.teacher_table import teacher_entries
 
     return teacher_entries(distill_teachers(), DISTILL_TASKS)
 

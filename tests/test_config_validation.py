@@ -27,7 +27,7 @@ from multivec.config.encoder_limits import encoder_limits
 from multivec.config.schema import SCHEMA, load_schema
 from multivec.config.yaml_files import (check_config_files, check_yaml_files, configfile_arguments,
                                         configfile_problem, read_config_file)
-from multivec.distill.classification_head import HeadConfig
+from multivec.distill.evaluation.classification_head import HeadConfig
 from multivec.nugget import configuration as nugget_configuration
 from multivec.nugget.configuration import NuggetConfig
 from multivec.training.distributed import PRECISIONS

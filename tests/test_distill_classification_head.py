@@ -1,11 +1,11 @@
-"""The thesis's classification head on frozen embeddings (multivec.distill.classification_head)."""
+"""The thesis's classification head on frozen embeddings (multivec.distill.evaluation.classification_head)."""
 
 import numpy as np
 import pytest
 import torch
 
-from multivec.distill.classification_head import (ClassificationHead, HeadConfig, accuracy, evaluate_head,
-                                                  label_smoothed_cross_entropy, train_head)
+from multivec.distill.evaluation.classification_head import (ClassificationHead, HeadConfig, accuracy, evaluate_head,
+                                                             label_smoothed_cross_entropy, train_head)
 
 
 def _separable(n, dimension=16, seed=0):

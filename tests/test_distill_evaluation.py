@@ -1,14 +1,14 @@
-"""Demo evaluation of document embeddings (multivec.distill.evaluation) against direct computations, and
+"""Demo evaluation of document embeddings (multivec.distill.evaluation.demo_tasks) against direct computations, and
 its per-unit scores (what the distillation tables' CIs and tests are computed from) reproducing them."""
 
 import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from multivec.distill.documents import LEE_SIZE
+from multivec.distill.data.documents import LEE_SIZE
 from multivec.distill.embeddings import write_embeddings
-from multivec.distill.evaluation import (evaluate_embeddings, evaluate_units, lee_correlations, polarity_accuracy,
-                                        task_files)
+from multivec.distill.evaluation.demo_tasks import (evaluate_embeddings, evaluate_units, lee_correlations,
+                                                    polarity_accuracy, task_files)
 from multivec.io import write_docs_tsv, write_jsonl
 
 
@@ -59,7 +59,7 @@ def test_polarity_out_of_fold_accuracy_is_the_mean_of_the_folds_accuracies():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from multivec.distill.evaluation import FOLD_SEED
+    from multivec.distill.evaluation.demo_tasks import FOLD_SEED
 
     rng = np.random.default_rng(3)
     labels = np.repeat([0, 1], 100)
@@ -121,7 +121,7 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
 def test_ranking_units_are_bit_for_bit_100_over_the_rankings_rank(tmp_path):
     """The per-query scores (ranks from ``multivec.metrics.ranking``) are exactly ``100.0 / rank_of_answer`` of
     ``ranking_evaluation``'s rankings on the same cosines, tied candidates included (float32 vectors, as stored)."""
-    from multivec.distill.evaluation import _unit
+    from multivec.distill.evaluation.demo_tasks import _unit
     from multivec.evaluation.ranking_evaluation import result_from_scores
     from multivec.tasks.ranking_task import RankingTask
 
@@ -156,10 +156,10 @@ def test_bad_task_or_files_are_named(tmp_path):
 
 
 def test_a_paired_comparison_of_two_runs_gives_their_difference_its_ci_and_p():
-    """The experiments' comparison of two embeddings on the same units (multivec.distill.evaluation.
+    """The experiments' comparison of two embeddings on the same units (multivec.distill.evaluation.demo_tasks.
     paired_comparison): the same run against itself differs by 0 with p = 1; a run better on every unit
     differs by its margin, with a CI around it and a small p."""
-    from multivec.distill.evaluation import UnitScores, paired_comparison
+    from multivec.distill.evaluation.demo_tasks import UnitScores, paired_comparison
 
     rng = np.random.default_rng(0)
     units = [f"q{i}" for i in range(60)]

@@ -1,11 +1,11 @@
-"""multivec.distill.geometry: the mean pairwise cosine and the agreement with each teacher of every row."""
+"""multivec.distill.analysis.geometry: the mean pairwise cosine and the agreement with each teacher of every row."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from multivec.distill.embeddings import write_embeddings
-from multivec.distill.geometry import geometry_measurements, pair_cosines, write_geometry
+from multivec.distill.analysis.geometry import geometry_measurements, pair_cosines, write_geometry
 
 STATS = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 200, "permutation_resamples": 300}
 

@@ -1,11 +1,11 @@
-"""The IMDB reader (multivec.distill.imdb) on a tiny fake aclImdb_v1.tar.gz with the official layout."""
+"""The IMDB reader (multivec.distill.data.imdb) on a tiny fake aclImdb_v1.tar.gz with the official layout."""
 
 import io
 import tarfile
 
 import pytest
 
-from multivec.distill.imdb import check_counts, read_imdb
+from multivec.distill.data.imdb import check_counts, read_imdb
 from multivec.io import MalformedInputError
 
 # (split, polarity, number, rating): 3 pos + 3 neg per split; unsup and other files must be skipped.
@@ -70,10 +70,11 @@ def test_unreadable_or_missing_archive(tmp_path):
 def test_split_files_feed_the_head_and_the_table(archive, tmp_path):
     import numpy as np
 
-    from multivec.distill.classification_head import HeadConfig
-    from multivec.distill.documents import read_documents
+    from multivec.distill.evaluation.classification_head import HeadConfig
+    from multivec.distill.data.documents import read_documents
     from multivec.distill.embeddings import write_embeddings
-    from multivec.distill.imdb import evaluate_row, imdb_measurements, read_labels, write_splits, write_table
+    from multivec.distill.data.imdb import read_labels, write_splits
+    from multivec.distill.tables.imdb_table import evaluate_row, imdb_measurements, write_table
     from multivec.io import write_jsonl
     from multivec.statistics import write_units
     import csv

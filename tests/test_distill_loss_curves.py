@@ -1,10 +1,11 @@
-"""Issue 19, item 5: the students' metrics.csv shows whether every loss term falls (multivec.distill.loss_curves)."""
+"""Issue 19, item 5: the students' metrics.csv shows whether every loss term falls
+(multivec.distill.analysis.loss_curves)."""
 
 import pandas as pd
 import pytest
 
-from multivec.distill.loss_curves import (first_last, loss_trends, plot_loss_curves, read_curves, read_runs,
-                                         write_loss_curves)
+from multivec.distill.analysis.loss_curves import (first_last, loss_trends, plot_loss_curves, read_curves, read_runs,
+                                                   write_loss_curves)
 
 HEADER = ("step,train_loss,train_structural,train_contextual,train_soft_cca_mse,train_sdl_student,"
           "train_sdl_teacher,train_mask_share,dev_loss,documents_per_s,elapsed_s\n")

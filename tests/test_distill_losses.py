@@ -12,7 +12,7 @@ from multivec.distill.losses import (CCALoss, CosineDistanceLoss, MaxMarginalsLo
                                      StochasticDecorrelationLoss, contextual_loss, structural_loss)
 from multivec.distill.losses.cca import canonical_correlations
 from multivec.distill.projection import projection_head
-from multivec.distill.training import LossConfig
+from multivec.distill.configuration import LossConfig
 
 
 def correlated_pair(n, rhos, extra=2, seed=0):

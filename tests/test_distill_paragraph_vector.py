@@ -1,4 +1,4 @@
-"""The contextual teacher (multivec.distill.paragraph_vector): preprocessing, concatenation and
+"""The contextual teacher (multivec.distill.teachers.paragraph_vector): preprocessing, concatenation and
 determinism (same seed and PYTHONHASHSEED -> byte-identical vectors, also across processes)."""
 
 import json
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from multivec.distill.documents import read_latin1_lines
-from multivec.distill.paragraph_vector import PVVariant, tokenize, train_and_infer
+from multivec.distill.data.documents import read_latin1_lines
+from multivec.distill.teachers.paragraph_vector import PVVariant, tokenize, train_and_infer
 from multivec.data.download import gensim_test_file
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -59,7 +59,7 @@ def test_concatenation_and_same_seed_gives_byte_identical_vectors(texts):
 
 _CHILD = """
 import json, sys
-from multivec.distill.paragraph_vector import PVVariant, train_and_infer
+from multivec.distill.teachers.paragraph_vector import PVVariant, train_and_infer
 texts = json.load(sys.stdin)
 variant = PVVariant.from_config({"name": "v", "parts": [{"architecture": "dm", "vector_size": 8, "min_count": 2,
                                                           "preprocessing": "lowercase"}]}, epochs=2, seed=3)
@@ -83,8 +83,8 @@ def test_identical_across_processes_with_the_rules_hash_seed(texts):
 
 
 def test_saved_models_infer_what_the_training_process_inferred(texts, tmp_path):
-    from multivec.distill.paragraph_vector import (infer_part, infer_sets, load_models, save_models, train_part,
-                                                   trained_vectors)
+    from multivec.distill.teachers.paragraph_vector import (infer_part, infer_sets, load_models, save_models,
+                                                            train_part, trained_vectors)
 
     variant = PVVariant.from_config({"name": "v", "parts": [
         {"architecture": "dm", "vector_size": 8, "min_count": 2, "preprocessing": "lowercase"},
@@ -149,7 +149,8 @@ def _same_state(saved, loaded) -> None:
 def test_saved_files_rebuild_the_model_bit_for_bit_without_pickle(texts, tmp_path):
     """Issue 22: part<i>.safetensors + part<i>.json rebuild every attribute of each part's Doc2Vec, so the
     trained vectors and infer_vector give the same bytes as the model before saving."""
-    from multivec.distill.paragraph_vector import infer_sets, load_models, save_models, train_part, trained_vectors
+    from multivec.distill.teachers.paragraph_vector import (infer_sets, load_models, save_models, train_part,
+                                                            trained_vectors)
 
     variant = _variant()
     train, unseen = texts[:45], {"first": texts[45:52], "second": texts[52:]}
@@ -170,8 +171,8 @@ def test_hierarchical_softmax_models_round_trip(texts, tmp_path):
     """syn1 and the per-word Huffman codes/points (ragged arrays) are stored too."""
     from gensim.models.doc2vec import Doc2Vec, TaggedDocument
 
-    from multivec.distill.doc2vec_files import read_doc2vec, write_doc2vec
-    from multivec.distill.paragraph_vector import stable_hash
+    from multivec.distill.teachers.doc2vec_files import read_doc2vec, write_doc2vec
+    from multivec.distill.teachers.paragraph_vector import stable_hash
 
     corpus = [TaggedDocument(tokenize(t, "lowercase"), [i]) for i, t in enumerate(texts[:30])]
     model = Doc2Vec(corpus, vector_size=6, min_count=2, hs=1, negative=0, dm=0, epochs=2, workers=1, seed=1,
@@ -184,8 +185,8 @@ def test_hierarchical_softmax_models_round_trip(texts, tmp_path):
 
 
 def test_an_attribute_that_cannot_be_stored_is_an_error_not_dropped(texts, tmp_path):
-    from multivec.distill.doc2vec_files import write_doc2vec
-    from multivec.distill.paragraph_vector import stable_hash, train_part
+    from multivec.distill.teachers.doc2vec_files import write_doc2vec
+    from multivec.distill.teachers.paragraph_vector import stable_hash, train_part
 
     model = train_part(_variant().parts[0], texts[:20], 1, 1)
     model.extra = {"a": 1}
@@ -200,7 +201,7 @@ def test_an_attribute_that_cannot_be_stored_is_an_error_not_dropped(texts, tmp_p
 def test_damaged_files_name_the_file(texts, tmp_path):
     from safetensors.numpy import load_file, save_file
 
-    from multivec.distill.paragraph_vector import UnsafeModelError, load_models, save_models, train_part
+    from multivec.distill.teachers.paragraph_vector import UnsafeModelError, load_models, save_models, train_part
 
     variant = PVVariant.from_config({"name": "v", "parts": [
         {"architecture": "dm", "vector_size": 8, "min_count": 2, "preprocessing": "lowercase"}]}, epochs=1, seed=3)
@@ -223,8 +224,8 @@ def test_damaged_files_name_the_file(texts, tmp_path):
 
 def test_a_model_gensim_saved_before_is_stored_too(texts, tmp_path):
     """gensim's own save() leaves lists of attribute names on the model (``__numpys`` ...): plain lists, kept."""
-    from multivec.distill.doc2vec_files import read_doc2vec, write_doc2vec
-    from multivec.distill.paragraph_vector import stable_hash, train_part
+    from multivec.distill.teachers.doc2vec_files import read_doc2vec, write_doc2vec
+    from multivec.distill.teachers.paragraph_vector import stable_hash, train_part
 
     model = train_part(_variant().parts[1], texts[:20], 1, 1)
     model.save(str(tmp_path / "gensim.model"))

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from multivec.distill.distill_table import build_rows, concatenate_embeddings, write_table
-from multivec.distill.evaluation import UnitScores
-from multivec.distill.student import StudentConfig
-from multivec.distill.table_statistics import embedding_measurements
+from multivec.distill.tables.main_table import build_rows, concatenate_embeddings, write_table
+from multivec.distill.evaluation.demo_tasks import UnitScores
+from multivec.distill.configuration import LossConfig, StudentConfig
+from multivec.distill.tables.statistics import embedding_measurements
 from multivec.statistics import read_units, write_units
-from multivec.distill.training import LossConfig, embed_documents, train
+from multivec.distill.training import embed_documents, train
 from multivec.io import write_json, write_jsonl
 from multivec.training import TrainConfig
 
@@ -94,7 +94,7 @@ def test_measurements_carry_each_seed_and_write_one_unit_file(tmp_path):
 
 
 def test_table_has_ci_columns_the_declared_comparisons_and_claim_verdicts(tmp_path, monkeypatch):
-    import multivec.distill.evaluation as evaluation
+    import multivec.distill.evaluation.demo_tasks as evaluation
 
     monkeypatch.setitem(evaluation.METRICS, "lee", ("lee_first",))
     monkeypatch.setitem(evaluation.METRICS, "pi", ("pi_first",))
@@ -174,7 +174,7 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
 def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_reported(tmp_path):
     """Issue 19's sanity row at smoke scale: heads trained on a frozen backbone, embedded by the rule's code,
     hold exactly the untrained student's vectors; a differing row stops the table naming both folders."""
-    from multivec.distill.distill_table import SanityRowError, check_frozen_rows, length_lines
+    from multivec.distill.tables.main_table import SanityRowError, check_frozen_rows, length_lines
 
     words = "news about rivers trees cities markets storms elections games music films".split()
     rng = np.random.default_rng(2)

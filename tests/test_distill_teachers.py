@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from multivec.data.sources import SOURCES, RemoteFile, Source
-from multivec.distill.documents import check_no_overlap, polarity_documents, split_words
-from multivec.distill.structural_teacher import embed_documents, install_mpnet, load_teacher
+from multivec.distill.data.documents import check_no_overlap, polarity_documents, split_words
+from multivec.distill.teachers.sbert import embed_documents, install_mpnet, load_teacher
 from multivec.io import MalformedInputError
 
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from multivec.distill.student import Student, StudentConfig
-from multivec.distill.training import (DistillModel, DistillTask, LossConfig, TeacherMismatchError, aligned_embeddings,
-                                      embed_documents, load_trained, train)
+from multivec.distill.configuration import LossConfig, StudentConfig
+from multivec.distill.student import Student
+from multivec.distill.training import (DistillModel, DistillTask, TeacherMismatchError, aligned_embeddings,
+                                       embed_documents, load_trained, train)
 from multivec.io import write_jsonl
 from multivec.training import TrainConfig
 from multivec.training.engine import _Interrupted
@@ -295,7 +296,7 @@ def test_metrics_show_every_loss_term_and_the_structural_head_starts_at_its_fitt
 
 def test_training_pieces_that_share_text_with_an_evaluation_document_are_dropped():
     """Paper scale trains on WikiText-103, from which RR's passages are also cut: such pieces must go."""
-    from multivec.distill.documents import drop_evaluation_overlap
+    from multivec.distill.data.documents import drop_evaluation_overlap
 
     passage = "the river flows past the old mill and under the stone bridge before it reaches the sea at dawn"
     train = [{"id": "a", "text": "an unrelated article about trains and timetables in the north " * 3},

@@ -26,8 +26,8 @@ from multivec.data.translation_corpus import (TranslationStats, align_wmt_sgm, b
                                               build_translation_corpus_wmt, parse_wmt_sgm, read_news_commentary_tsv,
                                               read_wmt19_dev)
 from multivec.data.wikitext import parse_wikitext
-from multivec.distill.documents import lee_documents, polarity_documents, read_documents, read_lee_similarities
-from multivec.distill.imdb import read_labels
+from multivec.distill.data.documents import lee_documents, polarity_documents, read_documents, read_lee_similarities
+from multivec.distill.data.imdb import read_labels
 from multivec.io import EmptyOutputError, MalformedInputError, read_docs_tsv, read_json
 from multivec.nugget.lm_data import read_streams, training_streams
 from multivec.tasks.paraphrase_identification import build_paraphrase_identification_task_from_file

@@ -146,7 +146,7 @@ def test_every_hub_model_of_paper_scale_has_a_tiny_model():
 
 def test_fixture_files_are_deterministic_and_read_by_the_pipeline_readers(tmp_path):
     from multivec.data.translation_corpus import read_news_commentary_tsv, read_wmt19_dev
-    from multivec.distill.imdb import check_counts, read_imdb
+    from multivec.distill.data.imdb import check_counts, read_imdb
     from multivec.subencoder.evaluation.csts import read_csts
     from multivec.tasks.paraphrase_identification import read_parabank
     from multivec.data.wikitext import parse_wikitext
@@ -340,7 +340,7 @@ def test_a_short_evaluation_passage_inside_a_training_piece_drops_the_piece():
     """The rehearsal's overlap audit stopped on an RR passage of 13 words (6 8-grams) that a distillation
     training piece held whole: pieces sharing fewer than 8 8-grams were kept (issue 21)."""
     from multivec.data.overlap import ngram_set
-    from multivec.distill.documents import drop_evaluation_overlap
+    from multivec.distill.data.documents import drop_evaluation_overlap
 
     passage = "The act of approaching or entering. He gained access to the building."
     assert len(ngram_set([("q", passage)], 8)) < 8
@@ -377,7 +377,8 @@ def test_a_frozen_student_embeds_bit_identically_to_the_untrained_one(fixture_mi
     import numpy as np
     import torch
 
-    from multivec.distill.student import Student, StudentConfig, embed_texts
+    from multivec.distill.configuration import StudentConfig
+    from multivec.distill.student import Student, embed_texts
 
     words = "the fire spread quickly and residents of the river town were told to leave".split()
     texts = [" ".join(words[(i * j) % len(words)] for j in range(n)) for i, n in enumerate((148, 131, 40, 20, 250))]

@@ -132,8 +132,8 @@ def distill_inputs(root: Path) -> None:
 
 
 def distill_run(root: Path, out: Path) -> dict:  # workflow/scripts/distill_student_train.py
-    from multivec.distill.student import StudentConfig
-    from multivec.distill.training import LossConfig, train
+    from multivec.distill.configuration import LossConfig, StudentConfig
+    from multivec.distill.training import train
 
     student = StudentConfig(backbone="tiny-random-bert", max_tokens=40, chunk_tokens=12, structural_head=[],
                             contextual_head=[8], teacher_head=[8])

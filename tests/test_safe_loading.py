@@ -51,7 +51,7 @@ def plant_torch(path: Path, marker: Path) -> None:
 # ---------------------------------------------------------------- builders: a small valid artifact each
 
 def _pv_folder(out: Path) -> Path:
-    from multivec.distill.paragraph_vector import PVVariant, save_models, train_part
+    from multivec.distill.teachers.paragraph_vector import PVVariant, save_models, train_part
 
     texts = [f"the cat {i % 7} sat on the mat of house {i % 5} ." for i in range(24)]
     variant = PVVariant.from_config({"name": "v", "parts": [
@@ -104,8 +104,8 @@ def _segmenter(out: Path) -> Path:
 def _student(out: Path) -> Path:
     from safetensors.torch import save_file
 
-    from multivec.distill.student import StudentConfig
-    from multivec.distill.training import CONFIG_FILE, DistillModel, LossConfig
+    from multivec.distill.configuration import LossConfig, StudentConfig
+    from multivec.distill.training import CONFIG_FILE, DistillModel
     from multivec.io import write_json
 
     student, loss = StudentConfig(backbone="tiny-random-bert", max_tokens=16, chunk_tokens=8, contextual_head=[4],
@@ -182,7 +182,7 @@ def _target_tokenizer(out: Path) -> Path:
 # ---------------------------------------------------------------- loaders: the project's own readers
 
 def _load_pv(path):
-    from multivec.distill.paragraph_vector import load_models
+    from multivec.distill.teachers.paragraph_vector import load_models
 
     return load_models(path)
 
@@ -228,7 +228,7 @@ def _load_student(path):
 
 
 def _load_structural_teacher(path):
-    from multivec.distill.structural_teacher import load_teacher
+    from multivec.distill.teachers.sbert import load_teacher
 
     return load_teacher(str(path))
 
@@ -444,7 +444,7 @@ def test_the_config_yaml_loaders_are_safe_loaders():
 
 
 def test_pv_round_trip_refuses_a_model_from_another_gensim(built, tmp_path):
-    from multivec.distill.paragraph_vector import load_models
+    from multivec.distill.teachers.paragraph_vector import load_models
 
     path = built(_pv_folder, tmp_path)
     record = json.loads((path / "part0.json").read_text(encoding="utf-8"))

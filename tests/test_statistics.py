@@ -152,7 +152,7 @@ def test_pair_correlation_resamples_documents():
 
 
 def test_pair_mean_resamples_documents_and_its_test_sees_a_shift():
-    """``pair_mean`` (the mean pairwise cosine of multivec.distill.geometry): a cluster bootstrap over documents,
+    """``pair_mean`` (the mean pairwise cosine of multivec.distill.analysis.geometry): a cluster bootstrap over documents,
     wider than treating the pairs as independent, and no z-scoring in the randomization test (a mean is not
     invariant to a shift, a correlation is)."""
     rng = np.random.default_rng(5)

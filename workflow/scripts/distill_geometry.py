@@ -1,6 +1,6 @@
 """Snakemake script: the embedding space of every distillation row (rule distill_geometry, rules/distill.smk)."""
 
-from multivec.distill.geometry import write_geometry
+from multivec.distill.analysis.geometry import write_geometry
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:  # noqa: F821

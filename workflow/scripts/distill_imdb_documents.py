@@ -1,5 +1,5 @@
 # IMDB 25k/25k from the official aclImdb_v1.tar.gz -> data/built/distill/eval_imdb_{train,test}.jsonl.
-from multivec.distill.imdb import check_counts, read_imdb, write_splits
+from multivec.distill.data.imdb import check_counts, read_imdb, write_splits
 from multivec.io import write_json
 from multivec.pipeline.script_support import rule_logging
 

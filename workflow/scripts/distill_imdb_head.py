@@ -1,7 +1,7 @@
 # The thesis's classification head on one row's frozen IMDB embeddings (one seed) ->
 # results/distill_imdb/<row>/<seeding>.json and each test review's prediction (.reviews.jsonl).
-from multivec.distill.classification_head import HeadConfig
-from multivec.distill.imdb import evaluate_row
+from multivec.distill.evaluation.classification_head import HeadConfig
+from multivec.distill.tables.imdb_table import evaluate_row
 from multivec.io import write_json, write_jsonl
 from multivec.pipeline.script_support import rule_logging
 

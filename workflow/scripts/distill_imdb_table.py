@@ -1,5 +1,5 @@
 # results/distill_imdb.{csv,md}: every row's IMDB accuracy with the thesis's head, CIs from the unit file.
-from multivec.distill.imdb import write_table
+from multivec.distill.tables.imdb_table import write_table
 from multivec.io import read_json
 from multivec.pipeline.script_support import rule_logging
 

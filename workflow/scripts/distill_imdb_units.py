@@ -1,5 +1,5 @@
 # data/statistics/units/distill_imdb.<seedset>.parquet: every IMDB row's test reviews, correct x 100.
-from multivec.distill.imdb import imdb_measurements
+from multivec.distill.tables.imdb_table import imdb_measurements
 from multivec.statistics import write_units
 from multivec.pipeline.script_support import rule_logging
 

@@ -1,7 +1,7 @@
 """Snakemake script: the trained students' loss terms per logged window (rule distill_loss_curves,
 rules/distill.smk)."""
 
-from multivec.distill.loss_curves import write_loss_curves
+from multivec.distill.analysis.loss_curves import write_loss_curves
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:  # noqa: F821

@@ -1,13 +1,13 @@
 # Contextual teacher embeddings from a saved Paragraph Vector variant: the training documents' own vectors
 # (when the rule has a `train` input) and infer_vector of each evaluation set, in the rule's order.
 # PYTHONHASHSEED is fixed first (infer_vector seeds with hash()).
-from multivec.distill.paragraph_vector import ensure_hash_seed
+from multivec.distill.teachers.paragraph_vector import ensure_hash_seed
 
 ensure_hash_seed(snakemake.params.hash_seed)
 
-from multivec.distill.documents import read_documents  # noqa: E402
+from multivec.distill.data.documents import read_documents  # noqa: E402
 from multivec.distill.embeddings import write_embeddings  # noqa: E402
-from multivec.distill.paragraph_vector import infer_sets, load_models, trained_vectors  # noqa: E402
+from multivec.distill.teachers.paragraph_vector import infer_sets, load_models, trained_vectors  # noqa: E402
 from multivec.pipeline.script_support import rule_logging  # noqa: E402
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:

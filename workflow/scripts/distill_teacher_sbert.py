@@ -1,7 +1,7 @@
 # Structural teacher embeddings (SBERT) of one document set, length-sorted batches.
-from multivec.distill.documents import read_documents
+from multivec.distill.data.documents import read_documents
 from multivec.distill.embeddings import write_embeddings
-from multivec.distill.structural_teacher import embed_documents, load_teacher, model_folder
+from multivec.distill.teachers.sbert import embed_documents, load_teacher, model_folder
 from multivec.training.distributed import resolve_device
 from multivec.pipeline.script_support import rule_logging
 

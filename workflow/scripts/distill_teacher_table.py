@@ -1,5 +1,5 @@
 # results/distill_teachers.{csv,md}: every teacher on every demo evaluation task, metrics from the unit file.
-from multivec.distill.teacher_table import teacher_row, write_table
+from multivec.distill.tables.teacher_table import teacher_row, write_table
 from multivec.pipeline.script_support import rule_logging
 
 with rule_logging(snakemake.log[0]) as log:

@@ -1,6 +1,6 @@
 """Snakemake script: a distillation table's rows scored per evaluation unit -> its unit file
-(rules units_distill_table, units_distill_teachers; multivec.distill.table_statistics)."""
-from multivec.distill.table_statistics import embedding_measurements
+(rules units_distill_table, units_distill_teachers; multivec.distill.tables.statistics)."""
+from multivec.distill.tables.statistics import embedding_measurements
 from multivec.statistics import write_units
 from multivec.pipeline.script_support import rule_logging
 

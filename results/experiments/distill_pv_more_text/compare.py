@@ -11,7 +11,7 @@ two L_C students' embedding roots (data/distill/student/lc_soft_cca/seed13 of th
 
 import sys
 
-from multivec.distill.evaluation import evaluate_units, paired_comparison, task_files
+from multivec.distill.evaluation.demo_tasks import evaluate_units, paired_comparison, task_files
 from multivec.io import write_csv
 from multivec.statistics.resampling import with_holm
 

@@ -19,14 +19,14 @@ import json
 import tempfile
 from pathlib import Path
 
-from multivec.distill.paragraph_vector import ensure_hash_seed
+from multivec.distill.teachers.paragraph_vector import ensure_hash_seed
 
 ensure_hash_seed(0)
 
-from multivec.distill.documents import drop_evaluation_overlap, read_documents  # noqa: E402
+from multivec.distill.data.documents import drop_evaluation_overlap, read_documents  # noqa: E402
 from multivec.distill.embeddings import write_embeddings  # noqa: E402
-from multivec.distill.evaluation import evaluate_units  # noqa: E402
-from multivec.distill.paragraph_vector import PVVariant, train_and_infer  # noqa: E402
+from multivec.distill.evaluation.demo_tasks import evaluate_units  # noqa: E402
+from multivec.distill.teachers.paragraph_vector import PVVariant, train_and_infer  # noqa: E402
 from multivec.io import write_csv, write_jsonl  # noqa: E402
 from multivec.io.resources import data_mirror  # noqa: E402
 from multivec.statistics.resampling import bootstrap_ci, paired_difference, with_holm  # noqa: E402

@@ -10,7 +10,7 @@ student's embeddings root (data/distill/student/lc_soft_cca/seed13 of the clone 
 import csv
 import sys
 
-from multivec.distill.evaluation import evaluate_units, task_files
+from multivec.distill.evaluation.demo_tasks import evaluate_units, task_files
 from multivec.statistics.resampling import paired_difference
 from multivec.statistics.units import Measurement, stack_seeds
 

@@ -13,7 +13,7 @@ students compared (default: ls_cosine and ls_cosine+lc_soft_cca). Used by this e
 
 import sys
 
-from multivec.distill.evaluation import evaluate_units, paired_comparison, task_files
+from multivec.distill.evaluation.demo_tasks import evaluate_units, paired_comparison, task_files
 from multivec.io import write_csv
 from multivec.statistics.resampling import with_holm
 

@@ -300,7 +300,7 @@ _register(Source(
     homepage="https://ai.stanford.edu/~amaas/data/sentiment/",
     note="Paper scale only (not in the demo mirror). sha256 and size from tensorflow-datasets' "
          "tensorflow_datasets/url_checksums/imdb_reviews.txt (the same digest is pinned by other loaders); "
-         "not recomputed here (no network beyond PyPI). Read by multivec.distill.imdb.",
+         "not recomputed here (no network beyond PyPI). Read by multivec.distill.data.imdb.",
 ))
 
 

@@ -1,7 +1,7 @@
 """Inspectors for the distillation teachers' artifacts (Burian 2023, §3.2, §5): the embeddings
 folders (``multivec.distill.embeddings``), the demo evaluation tasks' gold folders
-(``multivec.distill.documents``) and saved Paragraph Vector models
-(``multivec.distill.paragraph_vector.save_models``)."""
+(``multivec.distill.data.documents``) and saved Paragraph Vector models
+(``multivec.distill.teachers.paragraph_vector.save_models``)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _is_eval_task(path: Path) -> bool:
 @inspector("distill evaluation task", "a demo evaluation task's gold: similarities.txt (Lee) or labels.jsonl "
            "(polarity)", _is_eval_task, 80)
 def inspect_eval_task(path: Path, report: Report) -> None:
-    from multivec.distill.documents import read_lee_similarities
+    from multivec.distill.data.documents import read_lee_similarities
     from multivec.io import read_jsonl
 
     if (path / "similarities.txt").is_file():
@@ -64,7 +64,7 @@ def _is_pv_model(path: Path) -> bool:
 @inspector("paragraph vector model", "a saved Paragraph Vector variant: variant.json + part<i>.safetensors "
            "(vectors, output weights, counts) + part<i>.json (vocabulary, hyper-parameters)", _is_pv_model, 80)
 def inspect_pv_model(path: Path, report: Report) -> None:
-    from multivec.distill.paragraph_vector import pickled_parts
+    from multivec.distill.teachers.paragraph_vector import pickled_parts
 
     record = read_json_checked(path / "variant.json")
     parts = record.get("parts", [])

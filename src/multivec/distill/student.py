@@ -17,67 +17,14 @@ in length-sorted batches; gradient checkpointing is the backbone's switch (``gra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from multivec.config.dataclass_config import from_dict
-from multivec.distill.projection import STRUCTURAL_MAPS
-
-HEAD_INITS = (*STRUCTURAL_MAPS, "random")
-CONTEXTUAL_HEAD_INITS = ("cca", "random")
-
-
-@dataclass
-class StudentConfig:
-    backbone: str = "minilm"  # a model reference (multivec.io.resources): minilm, tiny-random-bert, a hub id
-    max_tokens: int = 512  # content tokens read per document (the rest is cut)
-    chunk_tokens: int | None = 256  # sequence length per chunk, specials included; None: one window
-    gradient_checkpointing: bool = False
-    structural_head: list[int] = field(default_factory=list)  # hidden widths; a Linear to the teacher dim ends it
-    contextual_head: list[int] = field(default_factory=lambda: [128])  # student side of L_C
-    teacher_head: list[int] = field(default_factory=lambda: [128])  # contextual teacher side (soft_cca, dcca)
-    activation: str = "relu"
-    # The structural head's start: "lstsq" = the ridge least-squares map from the untrained student's embeddings
-    # of the training documents to the structural teacher's (multivec.distill.projection.initialise_structural_head);
-    # "procrustes" = the orthogonal map between them (it cannot fit the documents exactly, as lstsq does when
-    # they are fewer than the student's dimensions); "random" = PyTorch's default initialisation.
-    structural_head_init: str = "procrustes"
-    # False: the structural head stays at its start and only the backbone learns L_S, so L_S shapes the scored
-    # embedding instead of being absorbed by the head (the thesis's student has no head: Longformer and mpnet
-    # are both 768-d; results/experiments/distill_fixed_structural_head). A fixed head must start at a fitted
-    # map (lstsq or procrustes): a fixed random one would make L_S imitate a random projection of the teacher.
-    structural_head_trainable: bool = False
-    # The SoftCCA heads' start: "cca" = the linear CCA of the untrained student's and the contextual teacher's
-    # embeddings of the training documents (multivec.distill.projection.initialise_contextual_heads; one Linear
-    # per side); "random" = PyTorch's default initialisation (the authors' code).
-    contextual_head_init: str = "random"
-    freeze_backbone: bool = False  # the sanity row: only the heads train, so the embedding is the untrained one
-    seed: int = 0  # initialisation of tiny random backbones and the heads
-
-    def __post_init__(self) -> None:
-        if self.structural_head_init not in HEAD_INITS:
-            raise ValueError(f"distill.student.structural_head_init={self.structural_head_init!r}: expected one of "
-                             f"{', '.join(HEAD_INITS)}")
-        if self.contextual_head_init not in CONTEXTUAL_HEAD_INITS:
-            raise ValueError(f"distill.student.contextual_head_init={self.contextual_head_init!r}: expected one of "
-                             f"{', '.join(CONTEXTUAL_HEAD_INITS)}")
-        if self.max_tokens < 1:
-            raise ValueError(f"distill.student.max_tokens={self.max_tokens}: must be >= 1")
-        if self.chunk_tokens is not None and self.chunk_tokens < 3:
-            raise ValueError(f"distill.student.chunk_tokens={self.chunk_tokens}: must be >= 3 (two special tokens)")
-
-    def to_dict(self) -> dict[str, Any]:
-        import dataclasses
-
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "StudentConfig":
-        return from_dict(cls, data, "StudentConfig")
+from multivec.distill.configuration import StudentConfig
 
 
 @dataclass

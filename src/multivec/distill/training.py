@@ -6,7 +6,8 @@ This module holds the distillation side: reading the training documents (``{"id"
 teachers' embeddings (``multivec.distill.embeddings`` folders, aligned by id), the length mask (a document
 fits the structural teacher when its teacher tokenisation has <= ``mask_max_tokens`` tokens), length-sorted
 batches, the model (student + projection heads + the losses, whose running SoftCCA state is a buffer and
-so part of every checkpoint) and the combined loss of ``multivec.distill.combination``.
+so part of every checkpoint; built from ``multivec.distill.configuration``'s ``StudentConfig`` and
+``LossConfig``) and the combined loss of ``multivec.distill.combination``.
 
 ``train(...)`` writes into ``out_dir``: ``model.safetensors``, ``config.json`` (student, loss, run),
 ``metrics.csv``, ``training_summary.json`` and ``checkpoint/``. ``load_trained(out_dir)`` rebuilds it.
@@ -14,10 +15,8 @@ so part of every checkpoint) and the combined loss of ``multivec.distill.combina
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,11 +24,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from multivec.config.dataclass_config import from_dict
-from multivec.distill.combination import COMBINATIONS, combine_losses
-from multivec.distill.losses import CONTEXTUAL_LOSSES, STRUCTURAL_LOSSES, contextual_loss, structural_loss
+from multivec.distill.combination import combine_losses
+from multivec.distill.configuration import LossConfig, StudentConfig
+from multivec.distill.losses import contextual_loss, structural_loss
 from multivec.distill.projection import STRUCTURAL_MAPS, output_dim, projection_head, single_linear
-from multivec.distill.student import Student, StudentConfig
+from multivec.distill.student import Student
 from multivec.io import MalformedInputError, read_json, read_jsonl, write_json
 from multivec.training.batching import epoch_batches
 from multivec.training.distributed import Runtime
@@ -38,43 +37,6 @@ from multivec.training.engine import TrainConfig, TrainingTask, train_task
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.json"
-
-
-@dataclass
-class LossConfig:
-    structural: str | None = "cosine"  # mse | cosine | max_marginals | None (no L_S)
-    contextual: str | None = "soft_cca"  # cca | soft_cca | dcca | None (no L_C)
-    combination: str = "authors"  # authors | eq_3_1 | convex | unweighted (multivec.distill.combination)
-    lam: float = 0.5  # lambda of eq. 3.1 (authors: 0.5 means no weighting)
-    gamma: float = 1.0  # max-marginals
-    max_marginals_distance: str = "cosine"
-    cca_top_k: int | None = None
-    cca_regularization: float = 1e-3
-    soft_cca_delta: float = 0.03
-    sdl_alpha: float = 0.95
-    sdl_normalise: bool = True  # SDL divided by k^2 - k (the authors' code); false: the plain sum (thesis eq. 4.10)
-    mask_max_tokens: int = 384  # structural teacher's input limit
-    mask_tokenizer: str = "minilm"  # tokenizer counting the structural teacher's tokens
-
-    def __post_init__(self) -> None:
-        if self.structural is None and self.contextual is None:
-            raise ValueError("distill.loss: structural and contextual are both null: nothing to train on")
-        if self.structural is not None and self.structural not in STRUCTURAL_LOSSES:
-            raise ValueError(f"distill.loss.structural={self.structural!r}: expected one of "
-                             f"{', '.join(STRUCTURAL_LOSSES)} or null")
-        if self.contextual is not None and self.contextual not in CONTEXTUAL_LOSSES:
-            raise ValueError(f"distill.loss.contextual={self.contextual!r}: expected one of "
-                             f"{', '.join(CONTEXTUAL_LOSSES)} or null")
-        if self.combination not in COMBINATIONS:
-            raise ValueError(f"distill.loss.combination={self.combination!r}: expected one of "
-                             f"{', '.join(COMBINATIONS)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "LossConfig":
-        return from_dict(cls, data, "LossConfig")
 
 
 class DistillModel(nn.Module):

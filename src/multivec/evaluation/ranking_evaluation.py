@@ -1,5 +1,5 @@
 """Scoring a ranking task's candidates and MRR×100: Table 2's evaluation (NUGGET §6.1), shared by NUGGET's
-Tables 2 and 4 (``multivec.nugget.tables``) and the distillation work (``multivec.distill.evaluation``).
+Tables 2 and 4 (``multivec.nugget.tables``) and the distillation work (``multivec.distill.evaluation.demo_tasks``).
 
 Each query's 20 candidates are scored against its source document, with
 - ``maxsim_mean`` (eq. 10) on multi-vector encodings (NUGGET nuggets, ColBART token states),

@@ -3,7 +3,7 @@ header and raw bytes), read through these helpers so a damaged or planted file (
 ``model.safetensors``) fails with one message naming the file instead of the library's bare
 ``SafetensorError``. The other loaders: ``.pt`` checkpoint files use ``torch.load(weights_only=True)``
 (``multivec.training.checkpoint.safe_load``), Paragraph Vector models are safetensors + JSON
-(``multivec.distill.doc2vec_files``), Hugging Face folders the DAG wrote are loaded with
+(``multivec.distill.teachers.doc2vec_files``), Hugging Face folders the DAG wrote are loaded with
 ``use_safetensors=True``; ``tests/test_safe_loading.py`` plants a pickle for each.
 """
 

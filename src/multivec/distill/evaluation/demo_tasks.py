@@ -151,7 +151,7 @@ def ranking_mrr(task_name: str, folder: str | os.PathLike, gold: str | os.PathLi
 def evaluate_units(task_name: str, embeddings_folder: str | os.PathLike,
                    task_files: dict[str, str]) -> dict[str, UnitScores]:
     """Per-unit scores of the embeddings in ``embeddings_folder`` on one demo task (module docstring)."""
-    from multivec.distill.documents import read_lee_similarities
+    from multivec.distill.data.documents import read_lee_similarities
     from multivec.io import read_jsonl
 
     if task_name not in TASKS:

@@ -1,9 +1,9 @@
 """The teacher selection table (Burian 2023, §3.2: the grid the thesis uses to choose its structural
 and contextual teachers): every SBERT teacher and every Paragraph Vector variant scored on every
-demo evaluation task (``multivec.distill.evaluation``), with its dimension, the truncation share of
+demo evaluation task (``multivec.distill.evaluation.demo_tasks``), with its dimension, the truncation share of
 its training documents and the minutes it took to embed them. Every metric comes from the per-unit
 scores (``teacher_measurements`` -> ``data/statistics/units/distill_teachers.<seedset>.parquet``) with
-its bootstrap CI (``multivec.distill.table_statistics``); the teachers are deterministic (seed None).
+its bootstrap CI (``multivec.distill.tables.statistics``); the teachers are deterministic (seed None).
 
 The thesis's results chapter is empty, so there are no ``paper_*`` columns; the orientation values
 quoted in the issue are for checking by eye only.
@@ -15,14 +15,14 @@ import os
 from pathlib import Path
 
 from multivec.distill.embeddings import read_embeddings
-from multivec.distill.evaluation import METRICS
+from multivec.distill.evaluation.demo_tasks import METRICS
 
 COLUMNS = ("teacher", "kind", "model", "dimension", "lee_pearson", "lee_spearman", "polarity_accuracy",
            "pi_mrr", "rr_mrr", "train_truncated_share", "train_documents", "embed_minutes")
 
 
 def teacher_entries(teachers: list, tasks: list[str]) -> list[dict]:
-    """``(name, kind, {split: folder})`` teachers as unit entries (``table_statistics.embedding_measurements``)."""
+    """``(name, kind, {split: folder})`` teachers as unit entries (``statistics.embedding_measurements``)."""
     return [{"name": name, "seed": None, "embeddings": {task: folders[f"eval_{task}"] for task in tasks}}
             for name, _, folders in teachers]
 
@@ -50,7 +50,7 @@ def write_table(rows: list[dict], tasks: list[str], units: str | os.PathLike, co
     metric from the unit file (CI columns beside it), the declared comparisons and the claims on this table."""
     import pandas as pd
 
-    from multivec.distill.table_statistics import (
+    from multivec.distill.tables.statistics import (
         claim_lines,
         markdown_table,
         statistics_note,

@@ -43,7 +43,7 @@ def geometry_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence[
     folder}}``). One ``Measurement`` per (row, seed, task, metric), named ``<task>_<metric>``; the teachers
     are the entries of kind ``structural_teacher`` and ``contextual_teacher``."""
     from multivec.distill.embeddings import read_embeddings, vectors_for
-    from multivec.distill.table_statistics import entry_folder
+    from multivec.distill.tables.statistics import entry_folder
     from multivec.statistics import Measurement
 
     teachers = {kind: [e for e in entries if e["kind"] == kind] for kind in TEACHER_KINDS.values()}

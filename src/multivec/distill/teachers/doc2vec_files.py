@@ -45,6 +45,12 @@ def file_names(stem: str) -> tuple[str, str]:
     return f"{stem}.safetensors", f"{stem}.json"
 
 
+def hash_name(hashfxn: Callable[[str], int]) -> str:
+    """The name a stored model records for its word hash: the function's ``stored_name`` where it sets one (a
+    name kept when its module moved), else ``<module>.<qualname>``."""
+    return getattr(hashfxn, "stored_name", None) or f"{hashfxn.__module__}.{hashfxn.__qualname__}"
+
+
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
@@ -63,7 +69,7 @@ def _split_attributes(obj: Any, prefix: str, special: set[str], tensors: dict[st
             tensors[f"{prefix}.{name}"] = np.ascontiguousarray(value)
         else:
             raise TypeError(f"{type(obj).__name__}.{name} ({type(value).__name__}) cannot be stored without pickle; "
-                            "multivec.distill.doc2vec_files needs to learn it")
+                            "multivec.distill.teachers.doc2vec_files needs to learn it")
     return plain
 
 
@@ -103,7 +109,7 @@ def write_doc2vec(model, folder: str | os.PathLike, stem: str, hashfxn: Callable
     kind, keys, pos, has_gauss, cached = model.random.get_state()
     tensors["random.keys"] = np.ascontiguousarray(keys, dtype=np.uint32)
     record = {"format": FORMAT, "format_version": FORMAT_VERSION, "gensim": gensim.__version__,
-              "hashfxn": f"{hashfxn.__module__}.{hashfxn.__qualname__}",
+              "hashfxn": hash_name(hashfxn),
               "attributes": _split_attributes(model, "model", SPECIAL, tensors),
               "random": {"kind": kind, "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
               "lifecycle_events": model.lifecycle_events,
@@ -182,7 +188,7 @@ def read_doc2vec(folder: str | os.PathLike, stem: str, hashfxn: Callable[[str], 
     if record.get("gensim") != gensim.__version__:
         raise MalformedInputError(json_path, None, f"written with gensim {record.get('gensim')}, this is gensim "
                                   f"{gensim.__version__}: its state may not match; retrain the model")
-    expected_hash = f"{hashfxn.__module__}.{hashfxn.__qualname__}"
+    expected_hash = hash_name(hashfxn)
     if record.get("hashfxn") != expected_hash:
         raise MalformedInputError(json_path, None, f"word hash {record.get('hashfxn')!r}, expected {expected_hash}")
     tensors = _read_tensors(tensor_path)

@@ -3,7 +3,7 @@ claim verdicts out, shared by ``results/distill_teachers``, ``results/distill_ta
 ``results/distill_imdb``.
 
 - ``embedding_measurements``: every (row, seed) entry's embeddings scored per evaluation unit
-  (``multivec.distill.evaluation.evaluate_units``) as ``multivec.statistics.Measurement``s, the
+  (``multivec.distill.evaluation.demo_tasks.evaluate_units``) as ``multivec.statistics.Measurement``s, the
   content of ``data/statistics/units/<table>.<seedset>.parquet``;
 - ``with_statistics``: a table frame whose metric columns become the seed mean with
   ``<metric>_lo``/``_hi`` (95% percentile bootstrap over units pooled across seeds), ``_sd``
@@ -38,9 +38,9 @@ def embedding_measurements(entries: Sequence[Mapping[str, Any]], tasks: Sequence
                            task_files: Mapping[str, Any],
                            evaluate_units: Callable[[str, str, Any], dict] | None = None) -> list[Measurement]:
     """``entries``: ``{"name", "seed" (None for an untrained row), "embeddings": {task: folder}}``, one per
-    (row, seed). ``evaluate_units`` defaults to ``multivec.distill.evaluation.evaluate_units``."""
+    (row, seed). ``evaluate_units`` defaults to ``multivec.distill.evaluation.demo_tasks.evaluate_units``."""
     if evaluate_units is None:
-        from multivec.distill.evaluation import evaluate_units
+        from multivec.distill.evaluation.demo_tasks import evaluate_units
     out = []
     for entry in entries:
         for task in tasks:

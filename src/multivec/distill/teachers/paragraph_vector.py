@@ -18,7 +18,7 @@ start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASH
 ``infer_vector`` from that very model; inferring after a reload continues the saved model's RNG, so the
 vectors equal those of training and inferring in one process, bit for bit. The files are data only
 (issue 22): each part is ``part<i>.safetensors`` (arrays) + ``part<i>.json`` (vocabulary, hyper-parameters;
-``multivec.distill.doc2vec_files``), never gensim's pickle-based ``.model``, which ``load_models`` refuses
+``multivec.distill.teachers.doc2vec_files``), never gensim's pickle-based ``.model``, which ``load_models`` refuses
 unread because unpickling a planted file runs code.
 """
 
@@ -47,6 +47,11 @@ _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 def stable_hash(text: str) -> int:
     """A hash that is the same in every process (gensim's default is Python's salted ``hash``)."""
     return zlib.crc32(text.encode("utf-8"))
+
+
+# The name saved models record for this hash (``doc2vec_files.hash_name``): its path from before this module moved
+# into ``multivec.distill.teachers``, kept so that saved models stay readable and new ones byte-identical.
+stable_hash.stored_name = "multivec.distill.paragraph_vector.stable_hash"
 
 
 def ensure_hash_seed(value: int | str = 0) -> None:
@@ -161,8 +166,8 @@ def pickled_parts(folder: str | os.PathLike) -> list[Path]:
 
 def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, meta: dict | None = None) -> None:
     """Each part's trained ``Doc2Vec`` as ``part<i>.safetensors`` + ``part<i>.json`` (no pickle; see
-    ``multivec.distill.doc2vec_files``) and ``variant.json`` (the variant, so ``load_models`` rebuilds it)."""
-    from multivec.distill.doc2vec_files import write_doc2vec
+    ``multivec.distill.teachers.doc2vec_files``) and ``variant.json`` (the variant, so ``load_models`` rebuilds it)."""
+    from multivec.distill.teachers.doc2vec_files import write_doc2vec
 
     if len(models) != len(variant.parts):
         raise ValueError(f"{variant.name}: {len(models)} models for {len(variant.parts)} parts")
@@ -179,7 +184,7 @@ def load_models(folder: str | os.PathLike) -> tuple[PVVariant, list, dict]:
     """``(variant, [Doc2Vec per part], variant.json's record)`` written by ``save_models`` (the record also
     holds the ``meta`` given there: documents, vocabulary, training seconds). Nothing is unpickled: a folder
     holding a gensim pickle is refused before anything is read; errors name the file."""
-    from multivec.distill.doc2vec_files import file_names, read_doc2vec
+    from multivec.distill.teachers.doc2vec_files import file_names, read_doc2vec
     from multivec.io import MalformedInputError, read_json
 
     folder = Path(folder)

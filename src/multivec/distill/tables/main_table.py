@@ -5,8 +5,8 @@ Rows (named by role, so that the claims and comparisons name the same rows at ev
 which teacher): the structural teacher alone, the contextual teacher alone, the two concatenated, the
 untrained student, and the student trained with L_S only, L_C only and both (one row per trained run of the
 config, each at every seed of the seed set). Columns: every demo task's metrics
-(``multivec.distill.evaluation.METRICS``) as the seed mean with its CI and seed SD, computed from the per-unit
-scores (``table_statistics``), each row's embedding dimension and training minutes. The thesis reports no
+(``multivec.distill.evaluation.demo_tasks.METRICS``) as the seed mean with its CI and seed SD, computed from the
+per-unit scores (``statistics``), each row's embedding dimension and training minutes. The thesis reports no
 results (its results chapter is empty), so there are no ``paper_*`` columns; its hypothesis is claim D1 of
 ``config/claims.yaml``, whose verdict ends the Markdown.
 """
@@ -34,7 +34,7 @@ def check_frozen_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -
     exactly the untrained student's vectors on every task, else the scored vector is not the student's own
     embedding; returns the number of (entry, task) pairs checked."""
     from multivec.distill.embeddings import read_embeddings
-    from multivec.distill.table_statistics import entry_folder
+    from multivec.distill.tables.statistics import entry_folder
 
     untrained = [e for e in entries if e["kind"] == "untrained_student"]
     checked = 0
@@ -58,7 +58,7 @@ def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> lis
     than the student's ``max_tokens`` (truncated), from the untrained student's and the structural teacher's
     embedding metas (``lengths``, ``truncated_share``)."""
     from multivec.distill.embeddings import read_embeddings
-    from multivec.distill.table_statistics import entry_folder
+    from multivec.distill.tables.statistics import entry_folder
 
     student = next((e for e in entries if e["kind"] == "untrained_student"), None)
     teacher = next((e for e in entries if e["kind"] == "structural_teacher"), None)
@@ -124,11 +124,11 @@ def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[
     """One table row per row name from ``entries`` (one per (row, seed): ``{"name", "kind", "seed",
     "embeddings": {task: folder}, "summary": path | None, "loss": str, "model": str}``): kind, loss, the
     teacher's model, every task metric (empty: the seed means come from the unit file,
-    ``table_statistics.with_statistics``), the embedding dimension and the training minutes averaged
+    ``statistics.with_statistics``), the embedding dimension and the training minutes averaged
     over the row's seeds."""
     from multivec.distill.embeddings import read_embeddings
-    from multivec.distill.evaluation import METRICS
-    from multivec.distill.table_statistics import entry_folder
+    from multivec.distill.evaluation.demo_tasks import METRICS
+    from multivec.distill.tables.statistics import entry_folder
 
     by_name: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
@@ -169,8 +169,8 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
     (``check_frozen_rows``) and the documents' lengths against each model's limit are reported."""
     import pandas as pd
 
-    from multivec.distill.evaluation import METRICS
-    from multivec.distill.table_statistics import (
+    from multivec.distill.evaluation.demo_tasks import METRICS
+    from multivec.distill.tables.statistics import (
         claim_lines,
         markdown_table,
         statistics_note,
