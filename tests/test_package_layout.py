@@ -224,3 +224,21 @@ def test_imports_run_down_the_layers():
     assert not new, f"imports up the layers (or from one work into another): {new}; see LAYERS"
     gone = sorted(KNOWN_BACKWARD_IMPORTS - found)
     assert not gone, f"no longer imported, remove from KNOWN_BACKWARD_IMPORTS: {gone}"
+
+
+def test_the_architecture_map_names_modules_that_exist():
+    """docs/architecture.md maps the papers to modules: in its tables every path (relative to src/multivec) must
+    exist, and every package of src/multivec must appear in its package map."""
+    import re
+
+    text = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    root = SRC / "multivec"
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    named = [cell for line in rows for cell in re.findall(r"`([^`]+)`", line)
+             if re.fullmatch(r"[\w/]+\.py|[\w]+/([\w/]*)", cell)]
+    assert len(named) > 50, "the map names hardly any module: is the table format still read right?"
+    missing = sorted(c for c in named if not (root / c).exists())
+    assert not missing, f"docs/architecture.md names modules that do not exist (paths from src/multivec): {missing}"
+    packages = {p.name for p in root.iterdir() if (p / "__init__.py").exists()}
+    unmapped = sorted(p for p in packages if f"`multivec.{p}`" not in text)
+    assert not unmapped, f"packages missing from docs/architecture.md's map: {unmapped}"
