@@ -160,3 +160,19 @@ def copy_of_smoke_all(smoke_all):
         return dest
 
     return copy
+
+
+# Fixtures that build the smoke DAG or start a real SLURM: a test using one must carry the e2e mark, so that
+# `-m "not e2e"` runs the unit tests alone, in minutes.
+END_TO_END_FIXTURES = {"smoke_table2", "smoke_all", "copy_of_smoke_all", "local_slurm"}
+
+
+def unmarked_end_to_end_tests(items) -> list[str]:
+    return [item.nodeid for item in items
+            if set(getattr(item, "fixturenames", ())) & END_TO_END_FIXTURES and item.get_closest_marker("e2e") is None]
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = unmarked_end_to_end_tests(items)
+    if unmarked:
+        raise pytest.UsageError(f"tests that build the smoke DAG or start SLURM without the e2e mark: {unmarked}")
