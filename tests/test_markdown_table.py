@@ -333,3 +333,153 @@ def test_writer_output_unchanged(writer):
 
 def test_every_writer_is_pinned():
     assert sorted(_render()) == sorted(EXPECTED)
+
+
+# ---------------------------------------------------------------- the distillation writers, unchanged
+
+def _distill_statistics_table():
+    from multivec.distill.tables.statistics import markdown_table as distill_markdown_table
+
+    frame = pd.DataFrame([
+        {"row": "student_ls_cosine", "model": "minilm", "loss": "cosine", "lee_pearson": 0.70321,
+         "lee_pearson_lo": 0.6188, "lee_pearson_hi": 0.7693, "lee_pearson_sd": NAN, "pi_mrr": 94.0312,
+         "pi_mrr_lo": 91.4655, "pi_mrr_hi": 96.3121, "pi_mrr_sd": 0.4211, "dimension": 384, "train_minutes": 1.25},
+        {"row": "teachers_concatenated", "model": None, "loss": NAN, "lee_pearson": NAN, "pi_mrr": 94.6,
+         "dimension": 868, "train_minutes": NAN},
+    ])
+    return "\n".join(distill_markdown_table(frame, ["row", "model", "loss", "lee_pearson", "pi_mrr", "dimension",
+                                                    "train_minutes"], {"lee_pearson": 3, "pi_mrr": 2}))
+
+
+def _distill_geometry_md(monkeypatch, tmp_path):
+    import multivec.statistics
+    from multivec.distill.analysis import geometry
+
+    frame = pd.DataFrame([
+        {"row": "structural_teacher", "lee_mean_cosine": 0.11834, "lee_mean_cosine_lo": 0.09865,
+         "lee_mean_cosine_hi": 0.1435, "lee_mean_cosine_sd": NAN, "lee_agreement_structural": 1.0},
+        {"row": "student_ls_cosine", "lee_mean_cosine": 0.15, "lee_mean_cosine_lo": 0.127, "lee_mean_cosine_hi": 0.176,
+         "lee_mean_cosine_sd": 0.0123, "lee_agreement_structural": NAN},
+    ])
+
+    class Stats:
+        def add_columns(self, *args, **kwargs):
+            return frame
+
+        def write_tests(self, path):
+            pass
+
+        def markdown_tests(self, digits=3):
+            return ["the tests"]
+
+    monkeypatch.setattr(geometry, "GEOMETRY_METRICS", ("mean_cosine", "agreement_structural"))
+    monkeypatch.setattr(geometry, "geometry_measurements", lambda entries, tasks: [])
+    monkeypatch.setattr(geometry, "geometry_comparisons", lambda entries: [])
+    monkeypatch.setattr(multivec.statistics, "table_statistics", lambda *args, **kwargs: Stats())
+    statistics = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 1, "permutation_resamples": 1}
+    entries = [{"name": row} for row in frame["row"]]
+    geometry.write_geometry(entries, ["lee"], statistics, tmp_path / "g.csv", tmp_path / "g.md", tmp_path / "t.csv")
+    return (tmp_path / "g.md").read_text()
+
+
+def _distill_loss_curves_md():
+    from multivec.distill.analysis.loss_curves import trend_lines
+
+    trends = pd.DataFrame([
+        {"row": "student_ls_cosine", "seed": 13, "term": "train_loss", "windows": 12, "first": 0.094443,
+         "last": 0.089594, "change": -0.004849, "fell": True},
+        {"row": "student_lc_soft_cca", "seed": 13, "term": "train_sdl_student", "windows": 12, "first": 0.207551,
+         "last": 0.443468, "change": 0.235917, "fell": False},
+    ])
+    return "\n".join(trend_lines(trends, 0.2))
+
+
+def _distill_length_md(monkeypatch):
+    import multivec.distill.embeddings
+    import multivec.distill.tables.statistics
+    from multivec.distill.tables.main_table import length_lines
+
+    metas = {
+        ("student", "lee"): {"lengths": {"documents": 50, "max_length": 152, "longer_than_structural_teacher": 0,
+                                         "longer_than_structural_teacher_share": 0.0, "truncated": 0,
+                                         "truncated_share": 0.0, "student_max_tokens": 2048}},
+        ("student", "pi"): {"lengths": {"documents": 1137, "max_length": 348, "truncated": 0, "truncated_share": 0.0,
+                                        "student_max_tokens": 2048}},
+        ("student", "rr"): {"lengths": {"documents": 528, "max_length": 8864, "longer_than_structural_teacher": 334,
+                                        "longer_than_structural_teacher_share": 0.63258, "truncated": 39,
+                                        "truncated_share": 0.073864, "student_max_tokens": 2048}},
+        ("student", "none"): {},
+        ("teacher", "lee"): {"truncated_share": 0.0}, ("teacher", "pi"): {"truncated_share": 0.0},
+        ("teacher", "rr"): {"truncated_share": 0.63258},
+    }
+    monkeypatch.setattr(multivec.distill.embeddings, "read_embeddings",
+                        lambda folder: (None, None, metas[tuple(folder.split("/"))]))
+    monkeypatch.setattr(multivec.distill.tables.statistics, "entry_folder",
+                        lambda entry, task: f"{entry['kind'].split('_')[-1]}/{task}")
+    entries = [{"kind": "untrained_student"}, {"kind": "structural_teacher"}]
+    return "\n".join(length_lines(entries, ["lee", "pi", "rr", "none"]) + length_lines(entries[:1], ["rr"]))
+
+
+def _distill_render(monkeypatch, tmp_path):
+    """Each distillation writer's output on the inputs above."""
+    return {
+        "statistics": _distill_statistics_table(),
+        "geometry": _distill_geometry_md(monkeypatch, tmp_path),
+        "loss_curves": _distill_loss_curves_md(),
+        "length": _distill_length_md(monkeypatch),
+    }
+
+
+# Rendered by the distillation writers before they used markdown_table.
+DISTILL_EXPECTED = {
+    'statistics': (
+        '| row | model | loss | lee_pearson | pi_mrr | dimension | train_minutes |\n'
+        '|---|---|---|---|---|---|---|\n'
+        '| student_ls_cosine | minilm | cosine | 0.703 [0.619, 0.769] | 94.03 [91.47, 96.31] ±0.42 | 384 | 1.25 |\n'
+        '| teachers_concatenated | – | – | – | 94.60 | 868 | – |'
+    ),
+    'geometry': (
+        '# Document embedding by distillation: the embedding space of every row\n'
+        '\n'
+        "Over all pairs of each task's documents: the mean pairwise cosine, and the Pearson correlation of the row's pairwise cosines with each teacher's. Cells: mean [95% CI, documents resampled with the pairs among them].\n"
+        '\n'
+        '| row | lee_mean_cosine | lee_agreement_structural |\n'
+        '|---|---|---|\n'
+        '| structural_teacher | 0.118 [0.099, 0.143] | 1.000 |\n'
+        '| student_ls_cosine | 0.150 [0.127, 0.176] ±0.012 |  |\n'
+        '\n'
+        'the tests\n'
+        ''
+    ),
+    'loss_curves': (
+        'Mean of each term over the first vs the last 20% of the logged windows:\n'
+        '\n'
+        '| row | seed | term | windows | first | last | change | fell |\n'
+        '|---|---|---|---|---|---|---|---|\n'
+        '| student_ls_cosine | 13 | train_loss | 12 | 0.0944 | 0.0896 | -0.0048 | yes |\n'
+        '| student_lc_soft_cca | 13 | train_sdl_student | 12 | 0.2076 | 0.4435 | +0.2359 | **no** |\n'
+        '\n'
+        'Terms that did not fall: student_lc_soft_cca seed 13: train_sdl_student.'
+    ),
+    'length': (
+        "Documents longer than each model's input limit, per task (student tokens without specials; the structural teacher's own count in brackets):\n"
+        '\n'
+        '| task | documents | longest | > structural teacher | truncated by the student |\n'
+        '|---|---|---|---|---|\n'
+        '| lee | 50 | 152 | 0 (0.0%) [0.0%] | 0 (0.0%) of > 2048 |\n'
+        '| pi | 1137 | 348 |  [0.0%] | 0 (0.0%) of > 2048 |\n'
+        '| rr | 528 | 8864 | 334 (63.3%) [63.3%] | 39 (7.4%) of > 2048 |\n'
+        '\n'
+        "Documents longer than each model's input limit, per task (student tokens without specials; the structural teacher's own count in brackets):\n"
+        '\n'
+        '| task | documents | longest | > structural teacher | truncated by the student |\n'
+        '|---|---|---|---|---|\n'
+        '| rr | 528 | 8864 | 334 (63.3%) | 39 (7.4%) of > 2048 |\n'
+        ''
+    ),
+}
+
+
+@pytest.mark.parametrize("writer", ["statistics", "geometry", "loss_curves", "length"])
+def test_distill_writer_output_unchanged(writer, monkeypatch, tmp_path):
+    assert _distill_render(monkeypatch, tmp_path)[writer] == DISTILL_EXPECTED[writer]

@@ -85,6 +85,7 @@ def write_geometry(entries: Sequence[Mapping[str, Any]], tasks: Sequence[str], s
     columns with their CIs, and the paired comparisons of each student with the untrained student."""
     import pandas as pd
 
+    from multivec.io.markdown_table import markdown_table
     from multivec.statistics import table_statistics
     from multivec.statistics.tables import estimate_cell
 
@@ -104,9 +105,8 @@ def write_geometry(entries: Sequence[Mapping[str, Any]], tasks: Sequence[str], s
     lines += [f"Over all pairs of each task's documents: the mean pairwise cosine, and the Pearson correlation of "
               f"the row's pairwise cosines with each teacher's. Cells: mean [{statistics['confidence']:.0%} CI, "
               f"documents resampled with the pairs among them].", ""]
-    lines += ["| row | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    for record in frame.to_dict("records"):
-        lines.append(f"| {record['row']} | " + " | ".join(estimate_cell(record, c, 3) for c in columns) + " |")
+    lines += markdown_table(["row", *columns], ([f"{record['row']}", *(estimate_cell(record, c, 3) for c in columns)]
+                                                for record in frame.to_dict("records")))
     lines.append("")
     lines += stats.markdown_tests(digits=3)
     Path(md_path).write_text("\n".join(lines).rstrip("\n") + "\n")

@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from multivec.io.markdown_table import markdown_table
+
 # metrics.csv columns whose fall means the student learned; train_mask_share (the share of documents inside
 # the structural mask) is a property of the batches, not a loss.
 CURVE_TERMS = ("train_loss", "train_structural", "train_contextual", "train_soft_cca_mse", "train_sdl_student",
@@ -76,10 +78,9 @@ def loss_trends(curves: dict[tuple[str, Any], "Any"], share: float = 0.2) -> "An
 def trend_lines(trends: "Any", share: float) -> list[str]:
     """Markdown: one table row per (run, seed, term), and a sentence naming every term that did not fall."""
     lines = [f"Mean of each term over the first vs the last {share:.0%} of the logged windows:", "",
-             "| row | seed | term | windows | first | last | change | fell |", "|---|---|---|---|---|---|---|---|"]
-    for r in trends.itertuples(index=False):
-        lines.append(f"| {r.row} | {r.seed} | {r.term} | {r.windows} | {r.first:.4f} | {r.last:.4f} | "
-                     f"{r.change:+.4f} | {'yes' if r.fell else '**no**'} |")
+             *markdown_table(TREND_COLUMNS, ([f"{r.row}", f"{r.seed}", f"{r.term}", f"{r.windows}", f"{r.first:.4f}",
+                                              f"{r.last:.4f}", f"{r.change:+.4f}", "yes" if r.fell else "**no**"]
+                                             for r in trends.itertuples(index=False)))]
     rising = trends[~trends["fell"]]
     lines.append("")
     if rising.empty:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from multivec.io import read_json
+from multivec.io.markdown_table import markdown_table
 
 ROW_KINDS = ("structural_teacher", "contextual_teacher", "teachers_concatenated", "untrained_student",
              "student")
@@ -65,8 +66,8 @@ def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> lis
     if student is None:
         return []
     lines = ["Documents longer than each model's input limit, per task (student tokens without specials; the "
-             "structural teacher's own count in brackets):", "",
-             "| task | documents | longest | > structural teacher | truncated by the student |", "|---|---|---|---|---|"]
+             "structural teacher's own count in brackets):", ""]
+    rows = []
     for task in tasks:
         meta = read_embeddings(entry_folder(student, task))[2]
         lengths = meta.get("lengths") or {}
@@ -78,10 +79,11 @@ def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> lis
                      else "")
         if teacher_share is not None:
             over_cell += f" [{100 * float(teacher_share):.1f}%]"
-        lines.append(f"| {task} | {lengths['documents']} | {lengths['max_length']} | {over_cell} | "
+        rows.append([f"{task}", f"{lengths['documents']}", f"{lengths['max_length']}", over_cell,
                      f"{lengths['truncated']} ({100 * lengths['truncated_share']:.1f}%) of > "
-                     f"{lengths['student_max_tokens']} |")
-    return lines + [""]
+                     f"{lengths['student_max_tokens']}"])
+    return lines + markdown_table(["task", "documents", "longest", "> structural teacher",
+                                   "truncated by the student"], rows) + [""]
 
 
 def concatenate_embeddings(folders: Sequence[str | os.PathLike], out: str | os.PathLike) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from multivec.io.markdown_table import markdown_table as table_lines
 from multivec.statistics import Measurement, TableStatistics, estimate_cell, table_statistics_from_units
 from multivec.statistics.claims import table_verdict_lines
 
@@ -63,7 +64,7 @@ def with_statistics(frame: pd.DataFrame, row_column: str, metrics: Sequence[str]
 
 def markdown_table(frame: pd.DataFrame, columns: Sequence[str], metric_digits: Mapping[str, int]) -> list[str]:
     """Markdown rows of ``columns``; a metric column (a key of ``metric_digits``) as ``mean [lo, hi] ±sd``."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    rows = []
     for record in frame.to_dict("records"):
         cells = []
         for column in columns:
@@ -73,8 +74,8 @@ def markdown_table(frame: pd.DataFrame, columns: Sequence[str], metric_digits: M
                 x = record.get(column)
                 cells.append("–" if x is None or (isinstance(x, float) and math.isnan(x)) else
                              (f"{x:g}" if isinstance(x, float) else str(x)))
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        rows.append(cells)
+    return table_lines(columns, rows)
 
 
 DEMO_UNITS = "Lee: documents, keeping the pairs among them; polarity: sentences; PI/RR: queries"
