@@ -1,11 +1,10 @@
 # The claims (statistics.claims_file), read and checked against the tables the works registered
 # (rules/statistics_common.smk) before any job: a claim naming an unknown table, row or metric stops the
-# run here, naming it. Included after every work's rules, so that every table is registered.
+# run here, naming it. Included after every work's rules, so that every table is registered. The logic is
+# multivec.statistics.workflow_tables and claims_file; these wrappers bind it to the config.
 
 from multivec.statistics.claims_file import check_claims as _check_claims
-from multivec.statistics.claims_file import claim_tables as _claim_tables
 from multivec.statistics.claims_file import claim_works as _claim_works
-from multivec.statistics.claims_file import claims_of_work as _claims_of_work
 from multivec.statistics.claims_file import load_claims as _load_claims
 
 CLAIMS = _load_claims(claims_file())
@@ -17,12 +16,7 @@ CLAIM_WORKS = _claim_works(CLAIMS)
 def claims_units(wildcards):
     """{table: unit file over the claim seeds} of every table that a claim of the work reads and this scale
     builds."""
-    skip = skipped_claims()
-    tables = set()
-    for claim_id, claim_tables in _claim_tables(_claims_of_work(CLAIMS, wildcards.work)).items():
-        if claim_id not in skip:
-            tables |= {t for t in claim_tables if STAT_TABLES[t]["built"]}
-    return {table: units_path(table, "claims") for table in sorted(tables)}
+    return _stat_tables.claims_units(CLAIMS, wildcards.work, STAT_TABLES, skipped_claims(), "claims")
 
 
 def claims_tables(wildcards):
@@ -32,4 +26,4 @@ def claims_tables(wildcards):
 
 def claims_not_built():
     """{table: why} for the tables a claim reads that this scale does not build."""
-    return {t: f"not built at {config['scale']} scale" for t, v in STAT_TABLES.items() if not v["built"]}
+    return STAT_TABLES.not_built(config["scale"])

@@ -407,8 +407,6 @@ def test_local_rule_scripts_import_no_model_library():
 RULE_FILE_RAISES = {
     # a programming error, not a config one: a row looked up as trained that is not
     ("common.smk", "row {row_name!r} of kind"),
-    # a programming error: one statistics table registered by two rule files
-    ("statistics_common.smk", "statistics table {table!r} registered twice"),
     # Table 4's rows against the zoo's models: needs the rules' own model-config builders (zoo_model_config)
     ("nugget_ablation_common.smk", "nugget_ablation: NUGGET (l = 3) must be"),
     ("nugget_ablation_common.smk", "nugget_ablation row {_name!r}: its settings"),
