@@ -86,7 +86,7 @@ def worker(name: str, steps: int) -> dict:
         if config.target_tokenizer == "bpe" else None
     model = NuggetModel.from_backbone(config, target_tokenizer)
     row = {"case": name, "description": description, "threads": threads,
-           "target_vocab": model.target_tokenizer.vocab_size, "note": ""}
+           "target_vocab": model.processor.target_tokenizer.vocab_size, "note": ""}
 
     def timed(fn, repeats):
         fn()  # warm-up
@@ -96,7 +96,8 @@ def worker(name: str, steps: int) -> dict:
         return (time.perf_counter() - start) / repeats
 
     if kind in ("train", "lengths"):
-        data = TokenizedPairs(model.tokenize_sources(texts, 128), model.target_tokenizer.encode(texts, 128))
+        data = TokenizedPairs(model.processor.tokenize_sources(texts, 128),
+                              model.processor.target_tokenizer.encode(texts, 128))
         train_config = TrainConfig(lr=1e-4, lr_scratch=1e-3)
         optimizer = make_optimizer(parameter_groups(model, train_config), train_config)
         model.train()
@@ -122,7 +123,7 @@ def worker(name: str, steps: int) -> dict:
         row.update(batch_size=batch_size, source_tokens=128 if kind == "train" else "<=128",
                    seconds_per_step=round(seconds / steps, 3), tokens_per_s=round(tokens / seconds, 1))
     elif kind == "bottom":
-        ids, mask = model.collate_sources(model.tokenize_sources(texts[:16], 128))
+        ids, mask = model.processor.collate_sources(model.processor.tokenize_sources(texts[:16], 128), model.device)
         enc = model.encoder
 
         def bottom():

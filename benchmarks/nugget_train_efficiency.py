@@ -99,7 +99,7 @@ def dev_nats_per_char(model, data, dev_rows) -> float:
     from multivec.nugget.training import dev_loss
 
     loss = dev_loss(model, data, 16, 0, _no_autocast)
-    tokens = sum(sum(1 for _ in t[len(model.target_tokenizer.prefix_ids):]) for t in data.targets)
+    tokens = sum(sum(1 for _ in t[len(model.processor.target_tokenizer.prefix_ids):]) for t in data.targets)
     chars = sum(len(r["target"]) for r in dev_rows)
     return loss * tokens / chars
 
@@ -129,7 +129,7 @@ def learn_case(name: str, seconds: float, train_rows, dev_rows, n_dev: int) -> d
     elapsed = time.process_time() - start
     return {"case": name, "cpu_seconds": seconds, "steps": steps, "cpu_seconds_per_step": elapsed / steps,
             "source_tokens_per_cpu_s": tokens / elapsed, "dev_nats_per_char": dev_nats_per_char(model, dev, dev_rows[:n_dev]),
-            "dev_docs": n_dev, "target_vocab": model.target_tokenizer.vocab_size}
+            "dev_docs": n_dev, "target_vocab": model.processor.target_tokenizer.vocab_size}
 
 
 def step_times(train_rows, dev_rows, steps: int) -> list[dict]:
@@ -163,7 +163,7 @@ def step_times(train_rows, dev_rows, steps: int) -> list[dict]:
         n = 1 if case in ("fp32", "bf16_autocast") else len(batches)
         rows.append({"case": case, "cpu_seconds": round(elapsed, 1), "steps": n,
                      "cpu_seconds_per_step": elapsed / n, "source_tokens_per_cpu_s": tokens / elapsed,
-                     "target_vocab": model.target_tokenizer.vocab_size})
+                     "target_vocab": model.processor.target_tokenizer.vocab_size})
     return rows
 
 

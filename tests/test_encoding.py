@@ -106,7 +106,7 @@ def nugget_model():
 
 def test_nugget_encoding_reads_past_the_training_length_up_to_the_limit(nugget_model, tmp_path):
     texts = [long_text(100, 0), long_text(700, 1), "a dog ."]
-    full = [len(nugget_model.source_tokenizer(t)["input_ids"]) for t in texts]
+    full = [len(nugget_model.processor.source_tokenizer(t)["input_ids"]) for t in texts]
     documents = encode_documents(nugget_model, texts, batch_size=2)
     assert [d.n_tokens for d in documents] == [full[0], 512, full[2]]
     assert [len(d.vectors) for d in documents] == [int(np.ceil(n * 0.25 - 1e-9)) for n in (full[0], 512, full[2])]

@@ -16,7 +16,8 @@ from multivec.nugget.tables.table4 import (PAPER_TABLE4, TABLE4_COLUMNS, assembl
                                         token_pooling_record, write_table4)
 from multivec.nugget.configuration import (PAPER_SENTENCE_RATIO, SENTENCE_RATIO, TABLE4_ABLATIONS, ConfigError,
                                            ablation_config, ablation_settings, resolve_sentence_ratio)
-from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.processing import NuggetProcessor, load_source_tokenizer
 from multivec.nugget.sentence_share import document_sentence_ends, read_share, sentence_final_share
 from multivec.nugget.target_tokenizer import TargetTokenizer
 from multivec.training.batching import pad_sequences
@@ -52,7 +53,8 @@ def test_ablations_build_the_model_they_name_with_mapped_layers(bpe, name):
     torch.manual_seed(0)
     backbone = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=6, num_attention_heads=2,
                                     intermediate_size=64, attn_implementation="sdpa"), add_pooling_layer=False)
-    model = NuggetModel(cfg, backbone, load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe).train()
+    processor = NuggetProcessor(load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe, cfg.max_source_tokens)
+    model = NuggetModel(cfg, backbone, processor).train()
     layer = {"nugget_l0": 0, "nugget_l6": 4, "nugget_l9": 5}.get(name, 3)
     frozen = sum(not any(p.requires_grad for p in block.parameters()) for block in model.encoder.layers)
     assert cfg.scorer_layer == layer and frozen == layer
@@ -62,15 +64,16 @@ def test_ablations_build_the_model_they_name_with_mapped_layers(bpe, name):
     assert (model.rule_selector.kind if model.rule_selector else "learned") == selector
     assert (model.scorer is not None) == (selector == "learned") == cfg.residual
     assert cfg.ratio == (0.2 if name in ("nugget_r_sb", "sentence_boundary") else 0.1) and cfg.objective == "mt"
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(TEXTS), model.device)
     end_mask = None
     if name == "sentence_boundary":
-        end_mask, _ = pad_sequences(model.sentence_end_masks(TEXTS, [ends_of(s) for s in SENTENCES]), 0, model.device)
+        end_mask, _ = pad_sequences(processor.sentence_end_masks(TEXTS, [ends_of(s) for s in SENTENCES]), 0, model.device)
     nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
     expected = ([len(s) for s in SENTENCES] if name == "sentence_boundary"
                 else [math.ceil(int(n) * cfg.ratio - 1e-9) for n in mask.sum(1)])
     assert nuggets.mask.sum(1).tolist() == expected
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(TEXTS, 32), model.device)
     model(ids, mask, decoder_input_ids, labels, sentence_end_mask=end_mask).backward()
 
 
@@ -202,7 +205,7 @@ def test_sentence_boundary_encoding_reads_each_documents_sentence_ends(bpe):
     assert [len(e) for e in ends] == [len(s) for s in SENTENCES]
     documents = encode_documents(model, TEXTS, batch_size=2, sentence_ends=ends)
     assert [len(d.vectors) for d in documents] == [len(s) for s in SENTENCES]
-    tokenizer = model.source_tokenizer
+    tokenizer = model.processor.source_tokenizer
     assert [d.nugget_tokens[-1] for d in documents] == [tokenizer.tokenize(t)[-1] for t in TEXTS]  # the final "." / "!"
     with pytest.raises(ValueError, match="sentence_ends"):
         encode_documents(model, TEXTS, batch_size=2)

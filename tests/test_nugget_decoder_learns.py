@@ -26,8 +26,9 @@ def config(**changes):
 
 
 def batch(model):
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(TEXTS), model.device)
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(TEXTS, 32), model.device)
     return ids, mask, decoder_input_ids, labels
 
 
@@ -107,11 +108,11 @@ def test_initialize_from_loads_encoder_and_decoder_and_keeps_new_parts(tmp_path)
 
 def test_unigram_reference_is_the_dev_targets_unigram_entropy_and_bias_init_predicts_it():
     model = NuggetModel.from_backbone(config())
-    prefix = model.target_tokenizer.prefix_ids
+    prefix = model.processor.target_tokenizer.prefix_ids
     dev_pairs = TokenizedPairs([[1], [1]], [prefix + [5, 7], prefix + [5, 5]])
     assert unigram_nats(model, dev_pairs) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
     bias = unigram_output_bias(model, dev_pairs)[0]
-    vocab = model.target_tokenizer.vocab_size
+    vocab = model.processor.target_tokenizer.vocab_size
     assert float(bias[5]) == pytest.approx(math.log(4 / (4 + vocab)), rel=1e-5)
     assert float(bias[9]) == pytest.approx(math.log(1 / (4 + vocab)), rel=1e-5)
 

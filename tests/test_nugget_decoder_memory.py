@@ -18,8 +18,9 @@ def warm_config(**changes):
 
 
 def batch(model):
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(TEXTS), model.device)
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(TEXTS, 32), model.device)
     return ids, mask, decoder_input_ids, labels
 
 
@@ -98,7 +99,8 @@ def test_lm_histories_and_probability_gain_read_the_positioned_memory(monkeypatc
     settings = LMSettings(history="nuggets", memory_positions="segment")
     with torch.no_grad():
         memories = encode_segments(model, settings, TEXTS)
-        ids, mask = model.collate_sources(model.tokenize_sources(TEXTS, settings.history_source_tokens))
+        sources = model.processor.tokenize_sources(TEXTS, settings.history_source_tokens)
+        ids, mask = model.processor.collate_sources(sources, model.device)
         nuggets = model.encode(ids, mask)
         positioned = model.decoder_memory(nuggets)
     for row, memory in enumerate(memories):
@@ -120,7 +122,7 @@ def test_lm_histories_without_positions_are_the_nugget_vectors():
     model = NuggetModel.from_backbone(warm_config(decoder_memory_positions=True)).eval()
     with torch.no_grad():
         bare = encode_segments(model, LMSettings(history="nuggets", memory_positions="none"), TEXTS)
-        ids, mask = model.collate_sources(model.tokenize_sources(TEXTS, 256))
+        ids, mask = model.processor.collate_sources(model.processor.tokenize_sources(TEXTS, 256), model.device)
         nuggets = model.encode(ids, mask)
     for row, memory in enumerate(bare):
         assert torch.equal(memory.vectors, nuggets.vectors[row][nuggets.mask[row]])

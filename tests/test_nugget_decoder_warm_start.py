@@ -22,8 +22,9 @@ def model():
 
 
 def batch(model):
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(TEXTS), model.device)
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(TEXTS, 32), model.device)
     return ids, mask, decoder_input_ids, labels
 
 
@@ -76,7 +77,7 @@ def test_cached_generation_matches_full_recomputation_and_beam_one_is_greedy(mod
     assert beam_search(model, nuggets, 6, num_beams=1) == greedy
     assert len(beam_search(model, nuggets, 6, num_beams=3)) == len(TEXTS)
     # Step-by-step decoding with the KV cache equals running the whole prefix without a cache.
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     for row, generated in enumerate(greedy):
         prefix = torch.tensor([[tok.eos_id, *tok.prefix_ids, *generated]])
         one = type(nuggets)(nuggets.vectors[row:row + 1], nuggets.mask[row:row + 1], nuggets.indices[row:row + 1],

@@ -27,7 +27,8 @@ def ae_model(**changes):
 
 
 def pairs(model, texts=TEXTS):
-    return TokenizedPairs(model.tokenize_sources(texts, 32), model.target_tokenizer.encode(texts, 32))
+    processor = model.processor
+    return TokenizedPairs(processor.tokenize_sources(texts, 32), processor.target_tokenizer.encode(texts, 32))
 
 
 def test_distance_bins_cap_at_three_and_mark_nuggets_zero():

@@ -7,7 +7,8 @@ import torch
 
 from multivec.nugget.configuration import TABLE4_ABLATIONS, NuggetConfig, ablation_config
 from multivec.nugget.generation import beam_search, greedy_decode
-from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.processing import NuggetProcessor, load_source_tokenizer
 from multivec.nugget.target_tokenizer import TargetTokenizer
 from multivec.training.batching import pad_sequences
 
@@ -29,8 +30,9 @@ def make(bpe, architecture="bert_decoder", **changes):
 
 
 def batch(model, texts=TEXTS):
-    ids, mask = model.collate_sources(model.tokenize_sources(texts))
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(texts, 32))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(texts), model.device)
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(texts, 32), model.device)
     return ids, mask, decoder_input_ids, labels
 
 
@@ -158,7 +160,7 @@ def test_chunking_selector_ends_chunks_at_comma_or_period(bpe):
     ids, mask, decoder_input_ids, labels = batch(model)
     nuggets = model.encode(ids, mask)
     assert nuggets.scores is None
-    tokens = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    tokens = model.processor.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
     chosen = [tokens[i] for i in nuggets.indices[0][nuggets.mask[0]].tolist()]
     n = int(mask[0].sum())
     assert len(chosen) == math.ceil(n * 0.3 - 1e-9)
@@ -171,7 +173,7 @@ def test_chunking_punctuation_is_comma_and_period_unless_widened(bpe, punctuatio
     # 4 content tokens + [CLS]/[SEP] = 6, r = 0.3: two chunks [0..2], [3..5]; a ";" at position 2.
     model = make(bpe, selector="chunking", residual=False, chunk_punctuation=punctuation).eval()
     ids, mask, _, _ = batch(model, ["alpha beta; gamma"])
-    tokens = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    tokens = model.processor.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
     assert tokens == ["[CLS]", "alpha", "beta", ";", "gamma", "[SEP]"]
     ids, mask = ids[:, 1:], mask[:, 1:]  # drop [CLS]: 5 tokens, chunks [0..1], [2..4] -> ";" is position 2
     chosen = model.encode(ids, mask).indices[0].tolist()
@@ -192,16 +194,17 @@ def test_sentence_boundary_selector_uses_real_sentence_ends(bpe, architecture):
     model = make(bpe, architecture, selector="sentence_boundary", residual=False).eval()
     assert model.scorer is None
     ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
-    masks = model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
+    masks = model.processor.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
     end_mask, _ = pad_sequences(masks, 0, model.device)  # flags pad with 0, not the pad token id
     nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
     assert nuggets.scores is None
-    chosen = [model.source_tokenizer.convert_ids_to_tokens(ids[row, nuggets.indices[row][nuggets.mask[row]]].tolist())
+    tokenizer = model.processor.source_tokenizer
+    chosen = [tokenizer.convert_ids_to_tokens(ids[row, nuggets.indices[row][nuggets.mask[row]]].tolist())
               for row in range(len(SENTENCES))]
     # The period after "Monday" and the "!" -- not the periods of "Dr.", "Mr." or "p.m." -- and, without
     # a final mark, the last word (never [SEP]).
     assert chosen == [[".", "!"], ["mark"]]
-    first = model.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    first = model.processor.source_tokenizer.convert_ids_to_tokens(ids[0].tolist())
     assert nuggets.indices[0, 0] == first.index("monday") + 1
     assert torch.isfinite(model.train()(ids, mask, decoder_input_ids, labels, sentence_end_mask=end_mask))
 
@@ -216,14 +219,14 @@ def test_sentence_boundary_selector_needs_the_mask(bpe):
     with pytest.raises(ValueError, match="sentence_end_mask has shape"):
         model.encode(ids, mask, sentence_end_mask=torch.ones_like(ids[:, 1:]))
     with pytest.raises(ValueError, match="source 1 .*each end must be"):
-        model.sentence_end_masks(SENTENCES, [[45], [999]])
+        model.processor.sentence_end_masks(SENTENCES, [[45], [999]])
 
 
 def test_sentence_end_masks_follow_truncation(bpe):
     """A sentence cut off by max_source_tokens ends at the last kept token: the document keeps a nugget."""
     model = make(bpe, selector="sentence_boundary", residual=False).eval()
-    ids = model.tokenize_sources(SENTENCES[:1], max_tokens=6)
-    masks = model.sentence_end_masks(SENTENCES[:1], [sentence_ends(SENTENCES[0])], max_tokens=6)
+    ids = model.processor.tokenize_sources(SENTENCES[:1], max_tokens=6)
+    masks = model.processor.sentence_end_masks(SENTENCES[:1], [sentence_ends(SENTENCES[0])], max_tokens=6)
     assert len(masks[0]) == len(ids[0]) == 6
     assert masks[0] == [0, 0, 0, 0, 1, 0]  # [CLS] dr . smith met [SEP]: "met" ends the truncated text
 
@@ -276,7 +279,7 @@ def test_beam_of_one_equals_greedy_and_cache_is_exact(bpe, architecture):
     assert beam_search(model, nuggets, max_new_tokens=8, num_beams=1) == greedy
     assert len({tuple(g) for g in greedy}) > 1 or len(set(greedy[0])) > 1  # not a degenerate constant
     # The cached decoder must agree with recomputing the whole prefix at every step.
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     prefix = [tok.eos_id] + list(tok.prefix_ids)
     bias = model.memory_bias(nuggets)
     for row in range(len(TEXTS)):
@@ -405,7 +408,8 @@ def test_table4_ablations_build_the_model_they_name(bpe, name):
     torch.manual_seed(0)
     backbone = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=12, num_attention_heads=2,
                                     intermediate_size=64, attn_implementation="sdpa"), add_pooling_layer=False)
-    model = NuggetModel(cfg, backbone, load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe).train()
+    processor = NuggetProcessor(load_source_tokenizer("tiny-random-bert", cfg.src_lang), bpe, cfg.max_source_tokens)
+    model = NuggetModel(cfg, backbone, processor).train()
     frozen = sum(not any(p.requires_grad for p in layer.parameters()) for layer in model.encoder.layers)
     assert frozen == cfg.scorer_layer == {"nugget_l0": 0, "nugget_l6": 6, "nugget_l9": 9}.get(name, 3)
     assert (model.type_embedding is None) == (name == "no_feedback")
@@ -414,7 +418,7 @@ def test_table4_ablations_build_the_model_they_name(bpe, name):
     ids, mask, decoder_input_ids, labels = batch(model, SENTENCES)
     end_mask = None
     if name == "sentence_boundary":
-        masks = model.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
+        masks = model.processor.sentence_end_masks(SENTENCES, [sentence_ends(t) for t in SENTENCES])
         end_mask, _ = pad_sequences(masks, 0, model.device)
     nuggets = model.encode(ids, mask, sentence_end_mask=end_mask)
     counts = nuggets.mask.sum(1).tolist()

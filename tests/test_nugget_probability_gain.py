@@ -41,7 +41,7 @@ def model():
 
 def direct_probabilities(model, target_ids, memory, bias):
     """p(y_i | y_<i, memory) with the decoder called directly (one row), softmax by hand."""
-    decoder_input_ids, labels = model.target_batch([target_ids])
+    decoder_input_ids, labels = model.processor.target_batch([target_ids], model.device)
     hidden, _ = model.decoder(decoder_input_ids, memory, bias)
     logits = model.decoder.logits(hidden)[0].double()
     probs = torch.exp(logits - logits.max(-1, keepdim=True).values)
@@ -51,7 +51,7 @@ def direct_probabilities(model, target_ids, memory, bias):
 
 def test_gain_is_the_difference_of_the_two_softmax_probabilities(model):
     doc = prepare_document(model, DOCUMENT, 24)
-    ids, mask = model.collate_sources([doc.source_ids])
+    ids, mask = model.processor.collate_sources([doc.source_ids], model.device)
     with torch.no_grad():
         nuggets = model.encode(ids, mask)
         bias = model.memory_bias(nuggets)[0, 0, 0]
@@ -70,7 +70,7 @@ def test_gain_is_the_difference_of_the_two_softmax_probabilities(model):
 
 def test_masked_out_nugget_gives_exactly_zero_gain(model):
     doc = prepare_document(model, DOCUMENT, 24)
-    ids, mask = model.collate_sources([doc.source_ids])
+    ids, mask = model.processor.collate_sources([doc.source_ids], model.device)
     with torch.no_grad():
         nuggets = model.encode(ids, mask)
         bias = model.memory_bias(nuggets)[0, 0, 0]
@@ -103,7 +103,7 @@ def test_nuggets_are_ordered_by_token_index():
 
 def test_document_gains_are_in_token_order_and_mapped_to_target_positions(model):
     doc = prepare_document(model, DOCUMENT, 40)
-    assert len(doc.target_ids) == 40 and doc.target_ids[-1] == model.target_tokenizer.eos_id
+    assert len(doc.target_ids) == 40 and doc.target_ids[-1] == model.processor.target_tokenizer.eos_id
     result = document_gains(model, doc)
     assert result.gains.shape == (len(result.positions), 40)
     assert list(result.source_indices) == sorted(result.source_indices)

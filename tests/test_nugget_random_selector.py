@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from multivec.nugget.configuration import ConfigError, NuggetConfig
-from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.processing import load_source_tokenizer
 from multivec.nugget.selection import RuleSelector, random_positions
 from multivec.nugget.target_tokenizer import TargetTokenizer
 
@@ -70,14 +71,15 @@ def test_random_selector_model_encodes_deterministically_and_trains(bpe):
                        target_vocab_size=300, selector="random", residual=False)
     model = NuggetModel.from_backbone(cfg, bpe)
     assert model.scorer is None and model.rule_selector.kind == "random" and model.rule_selector.seed == cfg.seed
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
+    processor = model.processor
+    ids, mask = processor.collate_sources(processor.tokenize_sources(TEXTS), model.device)
     model.eval()
     first, second = model.encode(ids, mask), model.encode(ids, mask)
     assert first.scores is None
     assert torch.equal(first.indices, second.indices) and torch.equal(first.vectors, second.vectors)
     assert first.mask.sum(1).tolist() == [math.ceil(int(n) * 0.3 - 1e-9) for n in mask.sum(1)]
     model.train()
-    decoder_input_ids, labels = model.target_batch(model.target_tokenizer.encode(TEXTS, 32))
+    decoder_input_ids, labels = processor.target_batch(processor.target_tokenizer.encode(TEXTS, 32), model.device)
     loss = model(ids, mask, decoder_input_ids, labels)
     loss.backward()
     assert torch.isfinite(loss) and model.type_embedding.weight.grad is not None

@@ -37,7 +37,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def nuggets(model):
-    ids, mask = model.collate_sources(model.tokenize_sources(TEXTS))
+    ids, mask = model.processor.collate_sources(model.processor.tokenize_sources(TEXTS), model.device)
     with torch.no_grad():
         return model.encode(ids, mask)
 
@@ -62,7 +62,7 @@ def test_beam_of_five_never_scores_below_greedy(model, nuggets):
 def test_hypothesis_scores_match_the_decoders_own_step_scores(model, nuggets):
     """Teacher-forced scores equal the step-by-step log-probabilities of the cached greedy decoder."""
     greedy = greedy_decode(model, nuggets, MAX_NEW)
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     scores = hypothesis_scores(model, nuggets, greedy, MAX_NEW)
     bias = model.memory_bias(nuggets)
     for row, hyp in enumerate(greedy):
@@ -140,10 +140,10 @@ def test_reconstruct_and_table(model, tmp_path):
     rows = [{"id": str(i), "source": t, "reference": t} for i, t in enumerate(TEXTS[:3])]
     records, summary = reconstruct(model, rows, "ae", num_beams=2, batch_size=2, max_new_tokens=6)
     assert [r["id"] for r in records] == ["0", "1", "2"]
-    ks = [math.ceil(len(model.tokenize_sources([t])[0]) * 0.3 - 1e-9) for t in TEXTS[:3]]
+    ks = [math.ceil(len(model.processor.tokenize_sources([t])[0]) * 0.3 - 1e-9) for t in TEXTS[:3]]
     assert [r["vectors"] for r in records] == ks
     assert summary["vectors_per_document"] == pytest.approx(sum(ks) / 3)
-    trips = round_trip(TEXTS[:3], model.target_tokenizer)
+    trips = round_trip(TEXTS[:3], model.processor.target_tokenizer)
     assert [r["round_trip"] for r in records] == trips and summary["lowercased"] is False  # a cased BPE
     assert summary["bleu"] == pytest.approx(corpus_bleu([r["hypothesis"] for r in records], trips, "13a")["bleu"])
     assert summary["ceiling"] == pytest.approx(corpus_bleu(trips, TEXTS[:3], "13a")["bleu"])

@@ -25,14 +25,14 @@ def model():
 
 
 def test_token_type_names_specials_and_decodes_words(model):
-    tok = model.source_tokenizer
+    tok = model.processor.source_tokenizer
     assert token_type(tok, tok.cls_token_id) == "[CLS]" and token_type(tok, tok.sep_token_id) == "[SEP]"
     assert token_type(tok, tok.convert_tokens_to_ids("the")) == "the"
     assert token_type(tok, tok.convert_tokens_to_ids("##ing")) == "##ing"  # a continuation stays distinct
 
 
 def test_selection_is_the_models_top_k_of_every_tokens_score(model):
-    ids = model.tokenize_sources(TEXTS)
+    ids = model.processor.tokenize_sources(TEXTS)
     docs = score_documents(model, [(str(i), x) for i, x in enumerate(ids)], batch_size=2)
     for doc, x in zip(docs, ids):
         k = math.ceil(len(x) * 0.25 - 1e-9)
@@ -40,7 +40,7 @@ def test_selection_is_the_models_top_k_of_every_tokens_score(model):
         top = sorted(range(len(x)), key=lambda i: -doc.scores[i])[:k]
         assert sorted(top) == [i for i, s in enumerate(doc.selected) if s]
     # Scores of the selected tokens are the ones the model passes to the decoder (residual, eq. 5).
-    batch_ids, mask = model.collate_sources(ids)
+    batch_ids, mask = model.processor.collate_sources(ids, model.device)
     with torch.no_grad():
         nuggets = model.encode(batch_ids, mask)
     for row, doc in enumerate(docs):
@@ -49,7 +49,7 @@ def test_selection_is_the_models_top_k_of_every_tokens_score(model):
 
 
 def test_counts_and_observations_by_hand(model):
-    tok = model.source_tokenizer
+    tok = model.processor.source_tokenizer
     t = tok.convert_tokens_to_ids
     cls, sep, the, cat, comma = tok.cls_token_id, tok.sep_token_id, t("the"), t("cat"), t(",")
     docs = [ScoredDocument("a", [cls, the, cat, comma, the, sep], [0.0] * 6, [False, False, False, True, False, True]),
@@ -79,7 +79,7 @@ def test_counts_and_observations_by_hand(model):
 def test_short_documents_keep_the_length_limit_and_name_the_file(model, tmp_path):
     path = tmp_path / "dev.jsonl"
     path.write_text("".join(f'{{"id": "d{i}", "source": "{t}"}}\n' for i, t in enumerate(TEXTS)), encoding="utf-8")
-    limit = len(model.tokenize_sources([TEXTS[0]])[0])
+    limit = len(model.processor.tokenize_sources([TEXTS[0]])[0])
     kept = short_documents(path, model, max_documents=10, max_tokens=limit)
     assert [row["id"] for row, _ in kept] == ["d0", "d1"] and all(len(ids) <= limit for _, ids in kept)
     assert [row["id"] for row, _ in short_documents(path, model, 1, limit)] == ["d0"]

@@ -77,7 +77,7 @@ def test_trained_model_loads_encodes_and_generates(trained, tmp_path):
     model = NuggetModel.from_pretrained(out)
     texts = ["the red cat sat near a small tree.", "a dog ran."]
     documents = encode_documents(model, texts, batch_size=1)
-    ids, mask = model.collate_sources(model.tokenize_sources(texts))
+    ids, mask = model.processor.collate_sources(model.processor.tokenize_sources(texts), model.device)
     for doc, n in zip(documents, mask.sum(1).tolist()):
         assert doc.vectors.shape == (int(np.ceil(n * 0.3 - 1e-9)), model.encoder.hidden_size)
         assert len(doc.nugget_tokens) == len(doc.scores) == len(doc.vectors)

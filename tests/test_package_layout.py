@@ -164,7 +164,7 @@ KNOWN_BACKWARD_IMPORTS = {
     # the config layer builds every NuggetConfig the rules build, to report an error at the key that set it
     ("multivec.config.merged_settings", "multivec.nugget.configuration"),
     # NUGGET's training corpus builder, which sizes documents with NUGGET's source tokenizer
-    ("multivec.data.documents", "multivec.nugget.modeling"),
+    ("multivec.data.documents", "multivec.nugget.processing"),
     # the overlap audit reads every work's corpora against every evaluation task
     ("multivec.data.overlap", "multivec.subencoder.data.propsegment"),
     ("multivec.data.overlap", "multivec.tasks.ranking_task"),

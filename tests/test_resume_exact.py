@@ -293,7 +293,7 @@ def test_bottom_cache_states_do_not_depend_on_earlier_batches(bound_documents):
 
     model = NuggetModel.from_backbone(NuggetConfig(encoder="tiny-random-bert", scorer_layer=2, decoder_heads=2,
                                                    decoder_ffn=64, target_tokenizer="source")).train()
-    sources = model.tokenize_sources(sentences(6, 16, low=2, high=20))
+    sources = model.processor.tokenize_sources(sentences(6, 16, low=2, high=20))
     lengths = [len(s) for s in sources]
     d = model.encoder.hidden_size
     megabytes = 4096.0 if bound_documents is None else sum(sorted(lengths)[:bound_documents]) * d * 4 / 2 ** 20
@@ -303,7 +303,7 @@ def test_bottom_cache_states_do_not_depend_on_earlier_batches(bound_documents):
         if planned:
             cache.plan(lengths, d)
         for batch in history + [rows]:
-            ids, mask = model.collate_sources([sources[i] for i in batch])
+            ids, mask = model.processor.collate_sources([sources[i] for i in batch], model.device)
             out = cache.batch(model, batch, ids, mask)
         return out
 

@@ -21,10 +21,10 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
             log.warning("%s: only %d documents of at most %d tokens (fig5.documents = %d)", dev, len(chosen),
                         s["max_tokens"], s["documents"])
         docs = score_documents(model, [(row["id"], ids) for row, ids in chosen])
-        counts = type_counts(model.source_tokenizer, docs, bootstrap)
+        counts = type_counts(model.processor.source_tokenizer, docs, bootstrap)
         tables.append(counts.assign(objective=objective))
         notes += [{"objective": objective, **o}
-                  for o in observations(model.source_tokenizer, docs, counts, bootstrap)]
+                  for o in observations(model.processor.source_tokenizer, docs, counts, bootstrap)]
     df = pd.concat(tables, ignore_index=True)[FIG5_COLUMNS]
     df.to_csv(snakemake.output.csv, index=False)
     pd.DataFrame(notes, columns=OBSERVATION_COLUMNS).to_csv(snakemake.output.observations, index=False)

@@ -12,5 +12,5 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     model = NuggetModel.from_pretrained(os.path.dirname(snakemake.input.weights), device=default_device())
     chosen = short_documents(snakemake.input.dev, model, s["documents"], s["max_tokens"])
     docs = score_documents(model, [(row["id"], ids) for row, ids in chosen])
-    count = write_jsonl(snakemake.output[0], document_selections(model.source_tokenizer, docs))
+    count = write_jsonl(snakemake.output[0], document_selections(model.processor.source_tokenizer, docs))
     log.info("%s: %d documents", snakemake.output[0], count)

@@ -352,7 +352,7 @@ def model_tokenizers(settings: dict, nugget: dict, target: bool = True) -> dict:
     vocabulary is trained on the corpus, after it is built). Raises ``ValueError`` naming the
     keys when the corpus limit exceeds the model's ``max_source_tokens``.
     """
-    from multivec.nugget.modeling import load_source_tokenizer
+    from multivec.nugget.processing import load_source_tokenizer
 
     if settings["max_tokens"] > nugget["max_source_tokens"]:
         raise ValueError(f"corpora max_tokens {settings['max_tokens']} exceeds nugget.max_source_tokens "

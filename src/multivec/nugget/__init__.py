@@ -6,7 +6,8 @@ Modules, each tied to a part of the paper:
 - ``selection``: scorer, TopK selection, rule selectors, residual cross-attention bias (§3.1, eq. 2-5);
 - ``decoder``: the decoder reading nuggets (§3, eq. 1, 5);
 - ``target_tokenizer``: the decoder's vocabulary;
-- ``modeling``: ``NuggetModel`` (the whole encoder-decoder, eq. 1-8);
+- ``modeling``: ``NuggetModel`` (the whole encoder-decoder, eq. 1-8), which only models;
+- ``processing``: ``NuggetProcessor``, the two tokenizers and text to tensors (§3 input, §4 targets);
 - ``generation``: greedy and beam-search decoding from nuggets;
 - ``training``: ``TrainConfig`` and resumable ``train`` (§4);
 - ``encoding``: documents to nuggets, the encodings artifact;

@@ -9,6 +9,7 @@ whole documents), not at the training length ``max_source_tokens``: the position
 the pretrained encoder's own, in the frozen bottom. A longer ``max_tokens`` than the limit is
 refused, and the artifact's ``info.json`` records how many documents and tokens were still cut.
 ``bf16`` encodes under bfloat16 autocast (see ``multivec.baselines.base_encoder.autocast``).
+``describe_encoder`` says which model produced an encoding (the artifact's ``info.json``).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     selector of Table 4 needs them; other models ignore them).
     """
     model.eval()
-    tokenized = tokenize_documents(model.source_tokenizer, texts, max_tokens,
+    processor = model.processor
+    tokenized = tokenize_documents(processor.source_tokenizer, texts, max_tokens,
                                    encoder_token_limit(model.backbone_config))
     if tokenized_out is not None:
         tokenized_out.append(tokenized)
@@ -73,7 +75,7 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
     if model.rule_selector is not None and model.rule_selector.kind == "sentence_boundary":
         if sentence_ends is None:
             raise ValueError("the sentence-boundary selector needs each text's sentence_ends to encode it")
-        end_masks = model.sentence_end_masks(texts, sentence_ends, tokenized.max_tokens)
+        end_masks = processor.sentence_end_masks(texts, sentence_ends, tokenized.max_tokens)
         if [len(m) for m in end_masks] != [len(s) for s in sources]:
             raise ValueError("sentence-end masks and token ids disagree in length (another tokenization?)")
     if bottom is not None:
@@ -84,7 +86,7 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
         for number, chunk in enumerate(tqdm(length_sorted_batches([len(s) for s in sources], batch_size),
                                             desc="encoding", unit="batch")):
             chunk = chunk.tolist()
-            ids, mask = model.collate_sources([sources[i] for i in chunk])
+            ids, mask = processor.collate_sources([sources[i] for i in chunk], device)
             states = None
             if bottom is not None:
                 if number == 0:
@@ -102,11 +104,17 @@ def encode_documents(model: NuggetModel, texts: Sequence[str], batch_size: int =
                 indices = tokens = scores = None
                 if nuggets.indices is not None:
                     indices = nuggets.indices[row, :k].tolist()
-                    tokens = model.source_tokenizer.convert_ids_to_tokens([sources[doc][i] for i in indices])
+                    tokens = processor.source_tokenizer.convert_ids_to_tokens([sources[doc][i] for i in indices])
                 if nuggets.scores is not None:
                     scores = [round(float(s), 5) for s in nuggets.scores[row, :k].tolist()]
                 results[doc] = EncodedDocument(vectors[row, :k].copy(), indices, tokens, scores, len(sources[doc]))
     return results  # type: ignore[return-value]
+
+
+def describe_encoder(model: NuggetModel) -> dict:
+    """What produced an encoding (for info.json)."""
+    name = {"nuggets": "nugget", "mean": "tsdae", "tokens": "seq2seq"}[model.config.bottleneck]
+    return {"encoder": name, "nugget_config": model.config.to_dict(), "dimension": model.encoder.hidden_size}
 
 
 def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts: Sequence[str], model: NuggetModel,
@@ -124,7 +132,7 @@ def write_nugget_encodings(out_dir: str | os.PathLike, ids: Sequence[str], texts
     truncation = tokenized[0].truncation()
     log.info("%d of %d documents truncated at %d tokens (%.2f%% of tokens lost)", truncation["truncated_documents"],
              truncation["documents"], truncation["max_tokens"], 100 * truncation["tokens_lost_share"])
-    meta = {**model.describe(), "max_tokens": truncation["max_tokens"], "bf16": bf16, "truncation": truncation,
+    meta = {**describe_encoder(model), "max_tokens": truncation["max_tokens"], "bf16": bf16, "truncation": truncation,
             "shared_frozen_bottom": bottom is not None,
             **(info or {})}
     write_encodings(out_dir, ids, [d.vectors for d in documents], [d.row() for d in documents], meta)

@@ -89,7 +89,8 @@ def write_bottom_states(out_dir: str | os.PathLike, ids: Sequence[str], texts: S
     from multivec.baselines.base_encoder import length_sorted_batches, tokenize_documents
     from multivec.encodings import encoder_token_limit
     from multivec.nugget.encoder_adapter import BertEncoderAdapter, MBartEncoderAdapter
-    from multivec.nugget.modeling import _backbone, load_source_tokenizer
+    from multivec.nugget.modeling import _backbone
+    from multivec.nugget.processing import load_source_tokenizer
     from multivec.training.batching import pad_sequences
 
     if len(ids) != len(texts):

@@ -22,7 +22,7 @@ from multivec.nugget.modeling import NuggetModel, Nuggets
 
 
 def _start_ids(model: NuggetModel, rows: int) -> torch.Tensor:
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     start = torch.tensor([tok.eos_id] + list(tok.prefix_ids), dtype=torch.long, device=model.device)
     return start.unsqueeze(0).expand(rows, -1).contiguous()
 
@@ -35,7 +35,7 @@ def _next_log_probs(model: NuggetModel, step_ids, memory, bias, cache):
 def _greedy(model: NuggetModel, nuggets: Nuggets, max_new_tokens: int,
             length_penalty: float = 1.0) -> tuple[list[list[int]], list[float]]:
     """Greedy hypotheses (without prefix and eos) and their scores (see the module docstring)."""
-    eos = model.target_tokenizer.eos_id
+    eos = model.processor.target_tokenizer.eos_id
     memory, bias = model.decoder_memory(nuggets), model.memory_bias(nuggets)
     rows = memory.shape[0]
     step_ids, cache = _start_ids(model, rows), None
@@ -74,7 +74,7 @@ def hypothesis_scores(model: NuggetModel, nuggets: Nuggets, hypotheses: Sequence
     A hypothesis shorter than ``max_new_tokens`` ended at eos (its log-probability and one position
     count); one of ``max_new_tokens`` tokens was cut by the length limit (no eos), as the decoders do.
     """
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     start = [tok.eos_id] + list(tok.prefix_ids)
     memory, bias = model.decoder_memory(nuggets), model.memory_bias(nuggets)
     scores = []
@@ -92,7 +92,7 @@ def hypothesis_scores(model: NuggetModel, nuggets: Nuggets, hypotheses: Sequence
 def beam_search(model: NuggetModel, nuggets: Nuggets, max_new_tokens: int, num_beams: int = 5,
                 length_penalty: float = 1.0) -> list[list[int]]:
     """Best hypothesis per document (token ids without prefix and eos)."""
-    eos = model.target_tokenizer.eos_id
+    eos = model.processor.target_tokenizer.eos_id
     batch, beams = nuggets.vectors.shape[0], num_beams
     memory = model.decoder_memory(nuggets).repeat_interleave(beams, dim=0)
     bias = model.memory_bias(nuggets).repeat_interleave(beams, dim=0)
@@ -160,12 +160,12 @@ def generate(model: NuggetModel, texts: Sequence[str], num_beams: int = 5, max_n
     """
     model.eval()
     max_new_tokens = max_new_tokens or model.config.max_target_tokens
-    sources = model.tokenize_sources(texts, max_source_tokens)
+    sources = model.processor.tokenize_sources(texts, max_source_tokens)
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))  # length-sorted: little padding
     results: list[tuple[str, int]] = [("", 0)] * len(sources)
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
-        ids, mask = model.collate_sources([sources[i] for i in chunk])
+        ids, mask = model.processor.collate_sources([sources[i] for i in chunk], model.device)
         nuggets = model.encode(ids, mask)
         if num_beams == 1:
             outputs = greedy_decode(model, nuggets, max_new_tokens)
@@ -173,7 +173,7 @@ def generate(model: NuggetModel, texts: Sequence[str], num_beams: int = 5, max_n
             outputs = beam_search(model, nuggets, max_new_tokens, num_beams)
         counts = nuggets.mask.sum(dim=1).tolist()
         for i, out, count in zip(chunk, outputs, counts):
-            results[i] = (model.target_tokenizer.decode(out), int(count))
+            results[i] = (model.processor.target_tokenizer.decode(out), int(count))
     return results
 
 

@@ -118,7 +118,8 @@ def encode_segments(model: NuggetModel, settings: LMSettings, texts: Sequence[st
     out: list[Memory] = []
     for start in range(0, len(texts), settings.encode_batch_size):
         chunk = list(texts[start:start + settings.encode_batch_size])
-        ids, mask = model.collate_sources(model.tokenize_sources(chunk, settings.history_source_tokens))
+        sources = model.processor.tokenize_sources(chunk, settings.history_source_tokens)
+        ids, mask = model.processor.collate_sources(sources, model.device)
         real = mask.bool()
         if kind == "compressive":
             hidden = model.encoder.finalize(model.encoder.run_bottom(ids, mask, model.encoder.num_layers))
@@ -187,7 +188,7 @@ def history_indices(segments: Sequence[Segment], index: int, h: int) -> list[int
 # -- the LM ------------------------------------------------------------------------------------------
 def lm_batch(model: NuggetModel, segments: Sequence[Segment]) -> tuple[torch.Tensor, torch.Tensor]:
     """Decoder inputs ``[eos] + ids[:-1]`` (eos starts every sequence, as in the AE model) and labels ``ids``."""
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     inputs, _ = pad_sequences([[tok.eos_id] + list(s.ids[:-1]) for s in segments], tok.pad_id, model.device)
     labels, _ = pad_sequences([list(s.ids) for s in segments], IGNORE_INDEX, model.device)
     return inputs, labels
@@ -250,7 +251,7 @@ class SegmentData:
     """Segments of tokenized streams, with the per-segment memories when the encoder is frozen."""
 
     def __init__(self, model: NuggetModel, settings: LMSettings, streams, max_segments: int | None = None):
-        tok = model.target_tokenizer
+        tok = model.processor.target_tokenizer
         self.streams = []
         available = 0
         for stream in streams:  # tokenise only the streams the first ``max_segments`` segments need
@@ -261,7 +262,7 @@ class SegmentData:
         self.segments = segment_streams(tok, self.streams, settings.segment_tokens, max_segments)
         self.settings = settings
         # the word the streams carry for WikiText's <unk> (lm_data.wikitext_streams): perplexity leaves it out
-        self.oov_token = settings.oov_token or model.source_tokenizer.unk_token
+        self.oov_token = settings.oov_token or model.processor.source_tokenizer.unk_token
         if not self.oov_token:
             raise ValueError("LM perplexity: the encoder tokenizer has no unknown token and LMSettings.oov_token "
                              "is unset: name the out-of-vocabulary word to leave out")

@@ -14,6 +14,10 @@ Forward pass of ``NuggetModel.encode`` for one batch:
 ``bottleneck: tokens`` passes every token state of the last layer (r = 1, no selection): the shared seq2seq
 model that ``initialize_from`` starts every demo NUGGET/TSDAE model from, as the paper starts from mBART
 (issue 18).
+
+The model only models: its ``processor`` (``processing.py``, ``NuggetProcessor``) owns the source and target
+tokenizers and turns text into the ids, masks and target batches read here; ``save_pretrained`` and
+``from_pretrained`` write and read it with the model folder.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import torch
 from torch import nn
@@ -32,19 +35,14 @@ from multivec.nugget.configuration import NuggetConfig
 from multivec.nugget.decoder import TargetDecoder, computation_dtype
 from multivec.nugget.encoder_adapter import BertEncoderAdapter, EncoderAdapter, MBartEncoderAdapter
 from multivec.nugget.losses import sequence_nll
-from multivec.nugget.selection import (NuggetScorer, RuleSelector, cross_attention_bias, select_top_k,
-                                       sentence_final_token_mask)
+from multivec.nugget.processing import CONFIG_FILE, IGNORE_INDEX, TARGET_TOKENIZER_DIR, NuggetProcessor
+from multivec.nugget.selection import NuggetScorer, RuleSelector, cross_attention_bias, select_top_k
 from multivec.nugget.target_tokenizer import TargetTokenizer
-from multivec.training.batching import pad_sequences
 
 log = logging.getLogger(__name__)
 
 WEIGHTS_FILE = "model.safetensors"
-CONFIG_FILE = "config.json"
 BACKBONE_DIR = "backbone"
-SOURCE_TOKENIZER_DIR = "source_tokenizer"
-TARGET_TOKENIZER_DIR = "target_tokenizer"
-IGNORE_INDEX = -100
 # NuggetConfig fields a model must share with the model ``initialize_from`` starts it from: the encoder and
 # decoder structure and the target side (what the stored tensors and the target vocabulary mean).
 INIT_MUST_MATCH = ("encoder", "architecture", "objective", "max_target_tokens", "decoder_layers", "decoder_heads",
@@ -63,18 +61,6 @@ class Nuggets:
     mask: torch.Tensor  # B × k_max, bool
     indices: torch.Tensor | None  # B × k_max source positions, ascending (None for the mean bottleneck)
     scores: torch.Tensor | None  # B × k_max scores of the selected tokens (None without a learned scorer)
-
-
-def load_source_tokenizer(ref_or_folder: str, src_lang: str):
-    from transformers import AutoTokenizer
-
-    from multivec.io.resources import resolve_model
-
-    path = ref_or_folder if Path(ref_or_folder).is_dir() else resolve_model(ref_or_folder)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    if hasattr(tokenizer, "src_lang"):
-        tokenizer.src_lang = src_lang  # mBART-50: sources start with the source language code
-    return tokenizer
 
 
 def _backbone(config: NuggetConfig, hf_config=None):
@@ -110,12 +96,12 @@ def _backbone(config: NuggetConfig, hf_config=None):
 
 
 class NuggetModel(nn.Module):
-    def __init__(self, config: NuggetConfig, backbone: nn.Module, source_tokenizer, target_tokenizer: TargetTokenizer):
+    def __init__(self, config: NuggetConfig, backbone: nn.Module, processor: NuggetProcessor):
         super().__init__()
         self.config = config
         self.backbone_config = backbone.config
-        self.source_tokenizer = source_tokenizer
-        self.target_tokenizer = target_tokenizer
+        self.processor = processor
+        target_tokenizer = processor.target_tokenizer
 
         if config.architecture == "mbart":
             encoder = backbone.model.encoder
@@ -153,8 +139,8 @@ class NuggetModel(nn.Module):
                                  f"{config.encoder!r} has {self.encoder.num_layers} layers")
         d = self.encoder.hidden_size
         self.scorer = NuggetScorer(d) if config.learned_scores else None
-        self.rule_selector = (RuleSelector(config.selector, config.ratio, source_tokenizer, config.chunk_punctuation,
-                                           seed=config.seed)
+        self.rule_selector = (RuleSelector(config.selector, config.ratio, processor.source_tokenizer,
+                                           config.chunk_punctuation, seed=config.seed)
                               if config.bottleneck == "nuggets" and config.selector != "learned" else None)
         # e^o (row 0) and e^n (row 1); zero at start so an untrained model keeps the pretrained encoder's states.
         self.type_embedding = nn.Embedding(2, d) if config.feedback else None
@@ -179,16 +165,13 @@ class NuggetModel(nn.Module):
         ``target_tokenizer`` is required for ``target_tokenizer: bpe`` (it is trained on the data).
         """
         torch.manual_seed(config.seed)
-        source_tokenizer = load_source_tokenizer(config.encoder, config.src_lang)
-        if config.target_tokenizer == "source":
-            target_tokenizer = TargetTokenizer.from_source(source_tokenizer, config.tgt_lang)
-        elif target_tokenizer is None:
-            raise ValueError("target_tokenizer: bpe needs a trained TargetTokenizer (TargetTokenizer.train_bpe)")
-        return cls(config, _backbone(config), source_tokenizer, target_tokenizer)
+        processor = NuggetProcessor.from_config(config, target_tokenizer)
+        return cls(config, _backbone(config), processor)
 
     def save_pretrained(self, out_dir: str | os.PathLike, extra_config: dict | None = None,
                         weights_name: str = WEIGHTS_FILE) -> None:
-        """Weights (atomically), ``config.json`` (``{"model": ..., **extra_config}``), backbone config, tokenizers."""
+        """Weights (atomically), ``config.json`` (``{"model": ..., **extra_config}``), backbone config, the
+        processor's tokenizers."""
         self.save_metadata(out_dir, extra_config)
         self.save_weights(Path(out_dir) / weights_name)
 
@@ -198,8 +181,7 @@ class NuggetModel(nn.Module):
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / CONFIG_FILE, {"model": self.config.to_dict(), **(extra_config or {})})
         self.backbone_config.save_pretrained(str(out / BACKBONE_DIR))
-        self.source_tokenizer.save_pretrained(str(out / SOURCE_TOKENIZER_DIR))
-        self.target_tokenizer.save(out / TARGET_TOKENIZER_DIR)
+        self.processor.save_pretrained(out)
 
     def save_weights(self, path: str | os.PathLike) -> None:
         from safetensors.torch import save_model
@@ -227,9 +209,7 @@ class NuggetModel(nn.Module):
             raise FileNotFoundError(f"{out / CONFIG_FILE} is missing: not a saved NUGGET model")
         config = NuggetConfig.from_dict(read_json(out / CONFIG_FILE)["model"])
         hf_config = AutoConfig.from_pretrained(str(out / BACKBONE_DIR))
-        source_tokenizer = load_source_tokenizer(str(out / SOURCE_TOKENIZER_DIR), config.src_lang)
-        target_tokenizer = TargetTokenizer.load(out / TARGET_TOKENIZER_DIR)
-        model = cls(config, _backbone(config, hf_config), source_tokenizer, target_tokenizer)
+        model = cls(config, _backbone(config, hf_config), NuggetProcessor.from_pretrained(out, config))
         model.load_weights(out / weights_name)
         model.to(device)
         model.eval()
@@ -282,8 +262,8 @@ class NuggetModel(nn.Module):
         if differ:
             details = "; ".join(f"{k}={base.get(k)!r} there, {mine.get(k)!r} here" for k in differ)
             raise ValueError(f"{folder}: cannot start from this model: {details}")
-        if self.target_tokenizer.vocab_size != read_json(folder / TARGET_TOKENIZER_DIR / "target_tokenizer.json")[
-                "vocab_size"]:
+        if self.processor.target_tokenizer.vocab_size != read_json(
+                folder / TARGET_TOKENIZER_DIR / "target_tokenizer.json")["vocab_size"]:
             raise ValueError(f"{folder}: its target vocabulary differs from this model's (load its target_tokenizer/)")
         tensors = read_safetensors(folder / WEIGHTS_FILE)
         own = self.state_dict()
@@ -295,41 +275,6 @@ class NuggetModel(nn.Module):
             raise ValueError(f"{folder / WEIGHTS_FILE}: shapes differ from this model's for {shapes[:5]}")
         self.load_state_dict(tensors, strict=False)
         return {name for name, _ in self.named_parameters() if name in tensors}
-
-    # -- tokens ----------------------------------------------------------------------------------
-    def tokenize_sources(self, texts: Sequence[str], max_tokens: int | None = None) -> list[list[int]]:
-        max_tokens = max_tokens or self.config.max_source_tokens
-        return self.source_tokenizer(list(texts), truncation=True, max_length=max_tokens,
-                                     add_special_tokens=True)["input_ids"]
-
-    def sentence_end_masks(self, texts: Sequence[str], sentence_ends: Sequence[Sequence[int]],
-                           max_tokens: int | None = None) -> list[list[int]]:
-        """Per-token 1 at sentence-final tokens, aligned with ``tokenize_sources(texts, max_tokens)``.
-
-        ``sentence_ends``: per text, the character offsets (exclusive) where its sentences end (the
-        corpus rows' ``source_sentence_ends``). Needs a fast tokenizer (offset mapping). A batch pads
-        them with 0 (``pad_sequences(masks, 0, device)``) and passes them as ``sentence_end_mask``.
-        """
-        if len(texts) != len(sentence_ends):
-            raise ValueError(f"{len(texts)} texts but {len(sentence_ends)} sentence_ends lists")
-        if not getattr(self.source_tokenizer, "is_fast", False):
-            raise ValueError(f"source tokenizer {type(self.source_tokenizer).__name__} has no offset mapping: "
-                             "the sentence-boundary selector needs a fast tokenizer")
-        max_tokens = max_tokens or self.config.max_source_tokens
-        encoded = self.source_tokenizer(list(texts), truncation=True, max_length=max_tokens, add_special_tokens=True,
-                                        return_offsets_mapping=True, return_special_tokens_mask=True)
-        masks = []
-        for row, (text, ends) in enumerate(zip(texts, sentence_ends)):
-            try:
-                masks.append(sentence_final_token_mask(encoded["offset_mapping"][row], ends, text,
-                                                       encoded["special_tokens_mask"][row]))
-            except ValueError as error:
-                raise ValueError(f"source {row} ({text[:40]!r}...): {error}") from None
-        return masks
-
-    def collate_sources(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Right-padded ids and the padding mask (1 = real token)."""
-        return pad_sequences(sequences, self.source_tokenizer.pad_token_id, self.device)
 
     # -- the model -------------------------------------------------------------------------------
     def encode_bottom(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -345,7 +290,8 @@ class NuggetModel(nn.Module):
     def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                sentence_end_mask: torch.Tensor | None = None, bottom_states: torch.Tensor | None = None) -> Nuggets:
         """Nuggets of a right-padded batch. ``sentence_end_mask`` (B × n, 1 at sentence-final tokens, see
-        ``sentence_end_masks``) is required by the sentence-boundary selector and ignored otherwise.
+        ``NuggetProcessor.sentence_end_masks``) is required by the sentence-boundary selector and ignored
+        otherwise.
         ``bottom_states`` (B × n × d): ``encode_bottom``'s output computed elsewhere (a shared cache)."""
         cfg, enc = self.config, self.encoder
         token_mask = attention_mask.bool()
@@ -405,18 +351,3 @@ class NuggetModel(nn.Module):
         # Project only the positions with a label: the output layer is the costliest matrix product.
         logits = self.decoder.logits(hidden[predicted])
         return sequence_nll(logits, labels, predicted)
-
-    def target_batch(self, targets: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Decoder inputs ``[eos] + T[:-1]`` and labels ``T`` (forced prefix and padding ignored)."""
-        tok = self.target_tokenizer
-        inputs = [[tok.eos_id] + list(t[:-1]) for t in targets]
-        labels = [[IGNORE_INDEX] * len(tok.prefix_ids) + list(t[len(tok.prefix_ids):]) for t in targets]
-        decoder_input_ids, _ = pad_sequences(inputs, tok.pad_id, self.device)
-        label_ids, _ = pad_sequences(labels, IGNORE_INDEX, self.device)
-        return decoder_input_ids, label_ids
-
-    def describe(self) -> dict:
-        """What produced an encoding (for info.json)."""
-        name = {"nuggets": "nugget", "mean": "tsdae", "tokens": "seq2seq"}[self.config.bottleneck]
-        return {"encoder": name, "nugget_config": self.config.to_dict(), "dimension": self.encoder.hidden_size}
-

@@ -176,7 +176,8 @@ class RuleSelector:
             return _pad_position_lists(rows, input_ids.device)
         if sentence_end_mask is None:
             raise ValueError("selector 'sentence_boundary' needs sentence_end_mask (B × n, 1 at sentence-final "
-                             "tokens), built from the corpus's source_sentence_ends by NuggetModel.sentence_end_masks")
+                             "tokens), built from the corpus's source_sentence_ends by "
+                             "NuggetProcessor.sentence_end_masks")
         if sentence_end_mask.shape != input_ids.shape:
             raise ValueError(f"sentence_end_mask has shape {tuple(sentence_end_mask.shape)}, "
                              f"input_ids {tuple(input_ids.shape)}: one flag per source token")

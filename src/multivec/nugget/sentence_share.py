@@ -14,7 +14,6 @@ sentence ends with NLTK punkt, so the sentence-boundary selector can encode them
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
 
 from multivec.nugget.configuration import PAPER_SENTENCE_RATIO, NuggetConfig
@@ -24,7 +23,7 @@ def sentence_final_share(config: NuggetConfig, rows: Iterable[dict[str, Any]],
                          source: str = "corpus") -> dict[str, Any]:
     """r_sb of ``rows`` (corpus rows with ``source`` and ``source_sentence_ends``) under ``config``'s source
     tokenizer and ``max_source_tokens``; ``source`` names the rows in error messages."""
-    from multivec.nugget.modeling import NuggetModel, load_source_tokenizer
+    from multivec.nugget.processing import load_source_tokenizer, sentence_end_masks
 
     rows = list(rows)
     if not rows:
@@ -35,12 +34,10 @@ def sentence_final_share(config: NuggetConfig, rows: Iterable[dict[str, Any]],
         raise ValueError(f"{source}: {len(bad)} row(s) lack 'source' or a 'source_sentence_ends' list "
                          f"(e.g. id {bad[0]!r}): rebuild the corpus")
     tokenizer = load_source_tokenizer(config.encoder, config.src_lang)
-    # The model's own masks (NuggetModel.sentence_end_masks needs only its tokenizer and config), so the
-    # share counts exactly the tokens the sentence-boundary selector picks while training.
-    owner = SimpleNamespace(source_tokenizer=tokenizer, config=config)
+    # The processor's own masks (NuggetProcessor.sentence_end_masks), so the share counts exactly the tokens
+    # the sentence-boundary selector picks while training.
     texts = [r["source"] for r in rows]
-    masks = NuggetModel.sentence_end_masks(owner, texts, [r["source_sentence_ends"] for r in rows],
-                                           config.max_source_tokens)
+    masks = sentence_end_masks(tokenizer, texts, [r["source_sentence_ends"] for r in rows], config.max_source_tokens)
     final = sum(sum(m) for m in masks)
     tokens = sum(len(m) for m in masks)
     return {"share": final / tokens, "sentence_final_tokens": final, "tokens": tokens, "documents": len(rows),

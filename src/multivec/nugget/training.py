@@ -40,7 +40,8 @@ import torch
 
 from multivec.io import MalformedInputError, read_jsonl
 from multivec.nugget.configuration import NuggetConfig
-from multivec.nugget.modeling import TARGET_TOKENIZER_DIR, NuggetModel
+from multivec.nugget.modeling import NuggetModel
+from multivec.nugget.processing import TARGET_TOKENIZER_DIR
 from multivec.nugget.target_tokenizer import TargetTokenizer
 from multivec.training.batching import epoch_batches, pad_sequences
 from multivec.training.distributed import Runtime
@@ -87,10 +88,10 @@ def tokenize_pairs(model: NuggetModel, rows: Sequence[dict[str, Any]]) -> Tokeni
         if missing:
             raise ValueError(f"selector 'sentence_boundary' needs the corpus rows' 'source_sentence_ends' "
                              f"(missing in {len(missing)} rows, e.g. id {missing[0]!r}): rebuild the corpus")
-        sentence_ends = model.sentence_end_masks(texts, [r["source_sentence_ends"] for r in rows],
+        sentence_ends = model.processor.sentence_end_masks(texts, [r["source_sentence_ends"] for r in rows],
                                                  cfg.max_source_tokens)
-    return TokenizedPairs(model.tokenize_sources(texts, cfg.max_source_tokens),
-                          model.target_tokenizer.encode([r["target"] for r in rows], cfg.max_target_tokens),
+    return TokenizedPairs(model.processor.tokenize_sources(texts, cfg.max_source_tokens),
+                          model.processor.target_tokenizer.encode([r["target"] for r in rows], cfg.max_target_tokens),
                           sentence_ends)
 
 
@@ -184,10 +185,10 @@ def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], no
                cache: BottomCache | None = None):
     sources = [data.sources[i] for i in rows]
     if noise_generator is not None and model.config.noise_deletion > 0:
-        special = set(model.source_tokenizer.all_special_ids)
+        special = set(model.processor.source_tokenizer.all_special_ids)
         sources = [delete_tokens(s, model.config.noise_deletion, special, noise_generator) for s in sources]
-    input_ids, attention_mask = model.collate_sources(sources)
-    decoder_input_ids, labels = model.target_batch([data.targets[i] for i in rows])
+    input_ids, attention_mask = model.processor.collate_sources(sources, model.device)
+    decoder_input_ids, labels = model.processor.target_batch([data.targets[i] for i in rows], model.device)
     sentence_end_mask = None
     if data.sentence_ends is not None:
         # Padded with 0 (not the pad id): padding is never a sentence end. No deletion noise here (the
@@ -205,7 +206,7 @@ def make_batch(model: NuggetModel, data: TokenizedPairs, rows: Sequence[int], no
 
 def label_tokens(model: NuggetModel, data: TokenizedPairs) -> list[int]:
     """The target tokens the loss counts: every token after the forced prefix, eos included."""
-    skip = len(model.target_tokenizer.prefix_ids)
+    skip = len(model.processor.target_tokenizer.prefix_ids)
     return [t for ids in data.targets for t in ids[skip:]]
 
 
@@ -223,7 +224,7 @@ def unigram_nats(model: NuggetModel, dev: TokenizedPairs) -> float:
 def unigram_output_bias(model: NuggetModel, train: TokenizedPairs) -> torch.Tensor:
     """log of the add-one smoothed unigram frequencies of the training label tokens (``output_bias_init:
     unigram``): with it, the untrained decoder's output is a unigram model of the targets."""
-    counts = torch.ones(model.target_tokenizer.vocab_size, dtype=torch.float64)
+    counts = torch.ones(model.processor.target_tokenizer.vocab_size, dtype=torch.float64)
     for token, count in Counter(label_tokens(model, train)).items():
         counts[token] += count
     return (counts / counts.sum()).log().float().unsqueeze(0)
@@ -320,16 +321,16 @@ class NuggetTask(TrainingTask):
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         log.info("%s: %d trainable and %d frozen parameters on %s (world size %d)", out_dir, trainable, frozen,
                  runtime.device, runtime.world_size)
+        target = model.processor.target_tokenizer
         self.derived = {"encoder_layers": model.encoder.num_layers, "hidden_size": model.encoder.hidden_size,
                         "frozen_layers": self.model_config.frozen_bottom, "frozen_parameters": frozen,
-                        "trainable_parameters": trainable, "target_vocab_size": model.target_tokenizer.vocab_size,
-                        "decoder_start_id": model.target_tokenizer.eos_id,
-                        "target_prefix_ids": model.target_tokenizer.prefix_ids,
+                        "trainable_parameters": trainable, "target_vocab_size": target.vocab_size,
+                        "decoder_start_id": target.eos_id, "target_prefix_ids": target.prefix_ids,
                         "train_rows": len(self.train_rows), "dev_rows": len(self.dev_rows) if self.dev_rows else 0}
         if self.dev_data is not None:
             self.derived["unigram_nats"] = round(unigram_nats(model, self.dev_data), 6)
             log.info("%s: a unigram model of the targets has dev loss %.4f nats per token (ln V = %.4f)", out_dir,
-                     self.derived["unigram_nats"], math.log(model.target_tokenizer.vocab_size))
+                     self.derived["unigram_nats"], math.log(model.processor.target_tokenizer.vocab_size))
 
     def run_config(self) -> dict[str, Any]:
         return {"model": self.model_config.to_dict(), "init": {"from": self.init_from}, "derived": self.derived}

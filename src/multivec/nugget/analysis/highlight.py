@@ -25,7 +25,7 @@ def highlight_records(model, rows: Sequence[dict], max_tokens: int) -> list[dict
 
     ``shade`` is the score min-max scaled to [0, 1] within the document (1 = the highest score).
     """
-    tokenizer = model.source_tokenizer
+    tokenizer = model.processor.source_tokenizer
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"source tokenizer {type(tokenizer).__name__} has no offset mapping: "
                          "Fig. 6 needs a fast tokenizer")

@@ -97,12 +97,13 @@ def document_losses(model: NuggetModel, data: TokenizedPairs, batch_size: int = 
     tokens, own, other = np.zeros(n), np.zeros(n), np.zeros(n)
     by_distance, distance_tokens = np.zeros((n, bins)), np.zeros((n, bins))
     model.eval()
+    processor = model.processor
     with torch.no_grad():
         for start in range(0, n, batch_size):
             rows = list(range(start, min(start + batch_size, n)))
-            decoder_input_ids, labels = model.target_batch([data.targets[i] for i in rows])
-            nuggets = model.encode(*model.collate_sources([data.sources[i] for i in rows]))
-            others = model.encode(*model.collate_sources([data.sources[(i + 1) % n] for i in rows]))
+            decoder_input_ids, labels = processor.target_batch([data.targets[i] for i in rows], model.device)
+            nuggets = model.encode(*processor.collate_sources([data.sources[i] for i in rows], model.device))
+            others = model.encode(*processor.collate_sources([data.sources[(i + 1) % n] for i in rows], model.device))
             own_nats = _batch_losses(model, model.decoder_memory(nuggets), model.memory_bias(nuggets),
                                      decoder_input_ids, labels)
             other_nats = _batch_losses(model, model.decoder_memory(others), model.memory_bias(others),

@@ -102,7 +102,7 @@ def map_source_to_target(source_offsets: Sequence[tuple[int, int]], special: Seq
 def prepare_document(model, text: str, length: int) -> PreparedDocument | None:
     """The first ``length`` target tokens of ``text`` (prefix and eos included) and the source
     tokens of the same text span; None when the text has fewer tokens."""
-    tok = model.target_tokenizer
+    tok = model.processor.target_tokenizer
     content = length - len(tok.prefix_ids) - 1
     ids, offsets = _target_pieces(tok, text)
     if content < 1 or len(ids) < content:
@@ -110,7 +110,7 @@ def prepare_document(model, text: str, length: int) -> PreparedDocument | None:
     text = text[: offsets[content - 1][1]]
     target = list(tok.prefix_ids) + ids[:content] + [tok.eos_id]
     max_length = getattr(model.backbone_config, "max_position_embeddings", 512)
-    encoded = model.source_tokenizer(text, truncation=True, max_length=max_length, add_special_tokens=True,
+    encoded = model.processor.source_tokenizer(text, truncation=True, max_length=max_length, add_special_tokens=True,
                                      return_offsets_mapping=True, return_special_tokens_mask=True)
     mapping = map_source_to_target(encoded["offset_mapping"], encoded["special_tokens_mask"],
                                    [end for _, end in offsets[:content]], len(tok.prefix_ids), length)
@@ -161,7 +161,7 @@ def exposure_gains(model, target_ids: Sequence[int], vectors: torch.Tensor, bias
     """
     memory, memory_bias = exposures(vectors, bias, mask)
     rows = memory.shape[0]
-    decoder_input_ids, labels = model.target_batch([list(target_ids)])
+    decoder_input_ids, labels = model.processor.target_batch([list(target_ids)], model.device)
     hidden, _ = model.decoder(decoder_input_ids.expand(rows, -1), memory, memory_bias)
     log_probs = torch.log_softmax(model.decoder.logits(hidden).float(), dim=-1)
     probs = log_probs.gather(-1, labels.clamp(min=0).expand(rows, -1).unsqueeze(-1)).squeeze(-1).exp()
@@ -174,7 +174,7 @@ def exposure_gains(model, target_ids: Sequence[int], vectors: torch.Tensor, bias
 @torch.no_grad()
 def document_gains(model, document: PreparedDocument) -> DocumentGains:
     """Eq. 9 for every nugget of one document, nuggets ordered by their token index."""
-    ids, mask = model.collate_sources([document.source_ids])
+    ids, mask = model.processor.collate_sources([document.source_ids], model.device)
     nuggets: Nuggets = model.encode(ids, mask)
     if nuggets.indices is None:
         raise ValueError("probability gain needs a nugget model (bottleneck: nuggets), not the mean bottleneck")

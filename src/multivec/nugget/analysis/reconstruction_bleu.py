@@ -178,7 +178,7 @@ def reconstruct(model, rows: list[dict], objective: str, num_beams: int, batch_s
     outputs = generate(model, [r["source"] for r in rows], num_beams=num_beams, max_new_tokens=max_new_tokens,
                        batch_size=batch_size)
     seconds = time.perf_counter() - start
-    tokenizer = model.target_tokenizer
+    tokenizer = model.processor.target_tokenizer
     scores = reconstruction_bleu([text for text, _ in outputs], [r["reference"] for r in rows], tokenizer,
                                  BLEU_TOKENIZE[objective])
     trips = scores.pop("round_trips")

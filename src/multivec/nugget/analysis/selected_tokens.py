@@ -77,7 +77,7 @@ def short_documents(path: str | os.PathLike, model, max_documents: int,
     for line, row in iter_jsonl(path):
         if not isinstance(row.get("source"), str) or not isinstance(row.get("id"), str):
             raise ValueError(f"{path}:{line}: key 'id' or 'source' is missing or not a string")
-        ids = model.tokenize_sources([row["source"]], max_tokens + 1)[0]  # one past the limit: too long
+        ids = model.processor.tokenize_sources([row["source"]], max_tokens + 1)[0]  # one past the limit: too long
         if len(ids) <= max_tokens:
             chosen.append((row, ids))
             if len(chosen) == max_documents:
@@ -98,7 +98,7 @@ def score_documents(model, documents: Sequence[tuple[str, list[int]]], batch_siz
     out = []
     for start in range(0, len(documents), batch_size):
         chunk = documents[start:start + batch_size]
-        ids, mask = model.collate_sources([d[1] for d in chunk])
+        ids, mask = model.processor.collate_sources([d[1] for d in chunk], model.device)
         with torch.inference_mode():
             nuggets = model.encode(ids, mask)
             scores = model.scorer(model.encode_bottom(ids, mask)).float()
