@@ -206,5 +206,7 @@ def test_an_oracle_with_another_pairs_source_stops_before_any_job(tmp_path, mirr
     result = _dry_run(tmp_path, "subencoder:\n  data:\n    pairs_source: zhou2022\n  segmenter:\n    kind: oracle\n",
                       "data/built/subencoder/segments/segments.jsonl")
     assert result.returncode != 0
-    assert ("config subencoder.segmenter.kind: 'oracle' reads PropSegment's human segmentations"
+    # refused by the config layer (multivec.config.cross_checks) with the key path, before any rule file is read
+    assert ("subencoder.segmenter.kind: 'oracle' reads PropSegment's human segmentations"
             in result.stdout + result.stderr)
+    assert "subencoder.data.pairs_source: propsegment_test (got 'zhou2022')" in result.stdout + result.stderr
