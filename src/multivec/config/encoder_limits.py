@@ -24,7 +24,7 @@ def encoder_limits(ref: str) -> tuple[dict | None, str]:
     if is_tiny_random(ref):
         sizes = tiny_random_sizes(ref)
         layers = sizes.get("encoder_layers", sizes.get("num_hidden_layers"))
-        return {"positions": sizes["max_position_embeddings"], "layers": layers}, f"{ref} (multivec.resources)"
+        return {"positions": sizes["max_position_embeddings"], "layers": layers}, f"{ref} (multivec.io.resources)"
     config_path = _local_config_json(ref)
     if config_path is None:
         return None, (f"encoder {ref!r} is not on this machine (hub id, not in the data mirror's models/ nor in "
