@@ -11,17 +11,6 @@
 The ranking evaluation itself (scoring candidates, MRR×100) is shared with the distillation work and
 lives in ``multivec.evaluation.ranking_evaluation``.
 
-Names load on first use (PEP 562): the workflow imports the encodings folder names
-(``encoding_folders``) while it parses, and pandas and torch would otherwise cost every Snakemake start.
+Nothing is imported here: the workflow imports the encodings folder names (``encoding_folders``) while it
+parses, and pandas and torch would otherwise cost every Snakemake start.
 """
-
-from __future__ import annotations
-
-from multivec.pipeline.lazy_exports import lazy_exports
-
-_WHERE = {"PAPER_TABLE2": "table2", "TABLE2_COLUMNS": "table2", "assemble_table2": "table2",
-          "write_table2": "table2"}
-
-__all__ = sorted(_WHERE)
-
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
