@@ -71,8 +71,9 @@ def test_missing_mirror_file_names_mirror_path_and_source(tmp_path):
 
 
 def test_mirror_only_source_without_mirror_says_so(tmp_path):
+    # C-STS: mirror-only and nothing builds it (the Debian Reference pairs are built instead: test_data_without_mirror)
     with pytest.raises(DownloadError, match="mirror-only.*data_mirror"):
-        fetch("debian_reference", "pairs.jsonl", tmp_path / "pairs.jsonl")
+        fetch("csts", "validation.jsonl", tmp_path / "validation.jsonl")
 
 
 def test_unknown_source_or_file_lists_what_exists(tmp_path):

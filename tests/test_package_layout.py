@@ -170,6 +170,9 @@ KNOWN_BACKWARD_IMPORTS = {
     ("multivec.data.overlap", "multivec.tasks.ranking_task"),
     # the student's model-folder inspector reuses NUGGET's
     ("multivec.distill.student_inspector", "multivec.nugget.inspector"),
+    # the check before any job that the data a config reads can be obtained here: which files a config reads
+    # and how each is obtained is the data layer's knowledge
+    ("multivec.config.sources_check", "multivec.data.availability"),
 }
 
 

@@ -66,6 +66,14 @@ or the file and line:
      ``nugget_ablation.layers`` at most the encoder's layer count. An encoder that is not on this
      machine (a hub id at paper scale, not cached) is not fetched: its checks are skipped with a note.
 
+3. **Data it reads can be obtained here** (``sources_check.check_sources``), last, on a valid config: a
+   data file the configured scale reads that no data mirror holds, with no upstream URL and that nothing
+   here can build (the Debian Reference pairs without ``apt-get`` or placed ``.deb`` files; Zhou et al.'s
+   pairs, C-STS) stops the run with one ``MissingSourceError`` naming each file and the two ways to get it
+   (a data mirror holding it; the builder's prerequisite). In a Snakemake run that starts no job (``-n``)
+   the same message is a warning; outside a Snakemake run the check runs only when asked
+   (``sources="stop"``).
+
 A few cross-key checks also stand in the rules (``rules/nugget_figures.smk``, ``nugget_gain.smk``,
 ``distill_teachers_common.smk``, ``nugget_ablation_common.smk``); the checks here run first and
 report every problem at once.
@@ -79,13 +87,15 @@ from multivec.config.encoder_limits import encoder_problems
 from multivec.config.merged_settings import nugget_config_problems
 from multivec.config.schema import (SCHEMA, duplicate_name_problems, nonfinite_problems, schema_problems,
                                     unique_problems)
+from multivec.config.sources_check import check_sources
 
 
-def check_config(config: dict, schema: str | os.PathLike | dict = SCHEMA) -> list[str]:
+def check_config(config: dict, schema: str | os.PathLike | dict = SCHEMA, sources: str = "auto") -> list[str]:
     """Raise ``ConfigError`` naming every invalid key path of ``config``; return notes on skipped checks.
 
     Duplicate names always; the schema (strictly) and NaN/infinity; the checks after those assume the
-    schema's shape, so they run only when these pass.
+    schema's shape, so they run only when these pass. Then, on a valid config, that the data it reads can be
+    obtained here (``sources_check.check_sources`` in mode ``sources``: "auto", "stop" or "off").
     """
     problems = schema_problems(config, schema) + nonfinite_problems(config)
     notes: list[str] = []
@@ -96,4 +106,5 @@ def check_config(config: dict, schema: str | os.PathLike | dict = SCHEMA) -> lis
     if problems:
         raise ConfigError(f"invalid configuration ({len(problems)} problem{'s' if len(problems) > 1 else ''}):\n  "
                           + "\n  ".join(problems))
+    check_sources(config, sources)
     return unique_problems(notes)

@@ -8,6 +8,10 @@ checked when the registry knows it (else its size, when known); a mismatch remov
 temporary file and names the file, the expected and the actual digest (and sizes). Files whose digest is unknown are accepted with a warning that logs
 the digest, so it can be added to ``multivec.data.sources``.
 
+A mirror-only file that ``multivec.data.builders`` can build (the Debian Reference pairs, from the Debian
+packages) is built instead when no mirror is given or the mirror lacks it, so the download rule needs no mirror
+for it; a build whose digest differs from the registered one (other package versions) is kept, with a warning.
+
 ``file_identity(source, file)`` is what a downloaded file *is* (its registered sha256,
 else its upstream URL, else its mirror path): the download rule's parameter, so Snakemake
 re-fetches a file when the registry changes it, never because the mirror moved.
@@ -28,6 +32,7 @@ from typing import BinaryIO
 
 from tqdm import tqdm
 
+from multivec.data.builders import builder_for
 from multivec.data.sources import RemoteFile, get_file, get_source
 
 log = logging.getLogger(__name__)
@@ -109,9 +114,17 @@ def fetch(source_name: str, relative_file: str, dest: str | os.PathLike,
     """Fetch ``relative_file`` of registered source ``source_name`` to ``dest``.
 
     With ``mirror`` the file is copied from ``<mirror>/<mirror_path>``; without it the
-    upstream URL is downloaded (mirror-only sources raise, saying a mirror is needed).
+    upstream URL is downloaded (mirror-only sources raise, saying a mirror is needed). A file
+    with a builder (``multivec.data.builders``) is built when the mirror is not given or lacks it.
     """
     remote = get_file(source_name, relative_file)
+    label = f"{source_name}/{relative_file}"
+    builder = builder_for(source_name, relative_file)
+    if builder is not None and (mirror is None or not (Path(mirror) / remote.mirror_path).is_file()):
+        log.info("%s: %s, so it is %s", label, "no data mirror is set" if mirror is None else
+                 f"the data mirror {mirror} has no {remote.mirror_path}", builder.what)
+        builder.build(Path(dest), mirror, remote.sha256, label)
+        return Path(dest)
     if mirror is None and remote.url is None:
         source = get_source(source_name)
         raise DownloadError(f"{source_name}/{relative_file}: source {source_name!r} is mirror-only "
@@ -119,7 +132,7 @@ def fetch(source_name: str, relative_file: str, dest: str | os.PathLike,
                             f"$MULTIVEC_DATA_MIRROR to a mirror holding {remote.mirror_path!r}.")
     log.info("fetching %s/%s from %s", source_name, relative_file,
              f"mirror {mirror}" if mirror is not None else remote.url)
-    return fetch_file(remote, dest, mirror, label=f"{source_name}/{relative_file}")
+    return fetch_file(remote, dest, mirror, label=label)
 
 
 def file_identity(source_name: str, relative_file: str) -> str:

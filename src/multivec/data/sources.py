@@ -150,7 +150,9 @@ _register(Source(
     licence="GPL-2+",
     homepage="https://packages.debian.org/source/sid/debian-reference",
     note="Mirror-only: the aligned pairs were extracted from the Debian packages debian-reference-en and "
-         "debian-reference-zh-cn 2.100; there is no single upstream URL for them.",
+         "debian-reference-zh-cn 2.100; there is no single upstream URL for them. Without a mirror copy they are "
+         "built from those packages (multivec.data.debian_reference: apt-get download, or the two .deb files "
+         "placed in $MULTIVEC_DEBIAN_PACKAGES or <mirror>/debian-reference/), which reproduces this file.",
 ))
 
 _register(Source(
