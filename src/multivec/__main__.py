@@ -1,20 +1,28 @@
-"""Command line: ``python -m multivec COMMAND ...``.
+"""The project's command line: ``multivec COMMAND ...`` (console script) or ``python -m multivec COMMAND ...``.
 
 Commands are entries of ``COMMANDS`` (name -> (help, add_arguments, run)); a later
-command is one more entry. User errors (unreadable or unknown input, missing resources)
+command is one more entry, and ``--help`` lists each with its one-line help (``DESCRIPTION``,
+plain text). User errors (unreadable or unknown input, missing resources, a failed download)
 print one line ``error: ...`` to stderr and exit with status 1, without a traceback.
+``main`` returns the exit status; the console script and ``python -m`` pass it to ``sys.exit``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import textwrap
 from typing import Callable
 
 from multivec.io import MalformedInputError
 from multivec.io.resources import ResourceError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (MalformedInputError, ResourceError, OSError)
+
+DESCRIPTION = ("The command line of multivec, the pipeline that reproduces NUGGET, the sub-sentence encoder and "
+               "document-embedding distillation: inspect the artifacts a run wrote, write a data mirror for machines "
+               "without network access, and write the rehearsal's fixture mirror.")
 
 
 def _inspect_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,24 +63,53 @@ def _rehearsal_mirror_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _mirror_arguments(parser: argparse.ArgumentParser) -> None:
+    from multivec.data.mirror import add_arguments
+
+    add_arguments(parser)
+
+
+def _mirror_run(args: argparse.Namespace) -> int:
+    from multivec.data.mirror import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "inspect": ("say what an artifact is: type, counts, schema, statistics, samples", _inspect_arguments, _inspect_run),
+    "mirror": ("write a data mirror of every source a scale reads (copied, built or downloaded; sha256-checked)",
+               _mirror_arguments, _mirror_run),
     "rehearsal-mirror": ("write the rehearsal's fixture data mirror (upstream formats, tiny models, registry "
                          "overlay) for config/rehearsal.yaml", _rehearsal_mirror_arguments, _rehearsal_mirror_run),
 }
 
 
+def _prog() -> str:
+    """``multivec`` when started as the console script, else ``python -m multivec``."""
+    return "multivec" if os.path.basename(sys.argv[0] or "") == "multivec" else "python -m multivec"
+
+
+def _command_list() -> str:
+    width = max(map(len, COMMANDS)) + 2
+    return "commands:\n" + "\n".join(f"  {name:<{width}}{help_text}" for name, (help_text, _, _) in COMMANDS.items())
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m multivec", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    prog = _prog()
+    parser = argparse.ArgumentParser(prog=prog, description=textwrap.fill(DESCRIPTION, 100),
+                                     epilog=f"{_command_list()}\n\nRun '{prog} COMMAND --help' for a command's options.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="one of: " + ", ".join(COMMANDS))
     for name, (help_text, add_arguments, _) in COMMANDS.items():
-        add_arguments(commands.add_parser(name, help=help_text, description=help_text))
+        add_arguments(commands.add_parser(name, description=help_text))
     args = parser.parse_args(argv)
+    from multivec.data.download import DownloadError
     from multivec.inspection.common import InspectError
 
     try:
         return COMMANDS[args.command][2](args)
-    except (InspectError, *USER_ERRORS) as err:
+    except (InspectError, DownloadError, *USER_ERRORS) as err:
         message = str(err).splitlines()
         print(f"error: {message[0]}", file=sys.stderr)
         for line in message[1:]:
