@@ -4,7 +4,7 @@ setting would be dropped silently) or a top level that is not a mapping stops wi
 The Snakefile calls ``check_config_files`` on the base config and every ``--configfile`` before ``configfile:``
 loads them; the workflow profile (``profiles/default/config.yaml``) calls ``check_yaml_files`` on the command
 line's ``--configfile`` arguments, because Snakemake loads those before any workflow code and its own messages
-name neither the file nor the line.
+name neither the file nor the line (nor, for a file that does not exist, anything shorter than a traceback).
 """
 
 from __future__ import annotations
@@ -105,15 +105,86 @@ def configfile_arguments(argv: Iterable[str]) -> list[str]:
     return files
 
 
-def check_yaml_files(argv: Iterable[str] | None = None, exit_on_error: bool = False) -> None:
+def _config_folder(argv: Iterable[str]) -> str | None:
+    """The workflow's config/ folder: beside the ``--snakefile`` / ``-s`` of ``argv``, else in the current
+    directory (where Snakemake finds ./Snakefile); None when there is none."""
+    argv = list(argv)
+    snakefile = None
+    for i, arg in enumerate(argv):
+        name, _, value = arg.partition("=")
+        if name in ("--snakefile", "-s"):
+            snakefile = value or (argv[i + 1] if i + 1 < len(argv) else None)
+    folders = [os.path.join(os.path.dirname(os.path.abspath(snakefile)), "config")] if snakefile else []
+    folders.append("config")
+    return next((f for f in folders if os.path.isdir(f)), None)
+
+
+def config_overlays(folder: str | os.PathLike) -> list[str]:
+    """The config files in ``folder``: every ``*.yaml`` whose top-level keys are all config keys (properties of
+    the folder's ``schema.yaml``), so neither the schema nor the claims file; the base ``config.yaml`` too."""
+    import yaml
+
+    names = sorted(n for n in os.listdir(folder) if n.endswith((".yaml", ".yml")))
+    try:
+        with open(os.path.join(folder, "schema.yaml"), encoding="utf-8") as handle:
+            keys = set((yaml.safe_load(handle) or {}).get("properties", {}))
+    except (OSError, yaml.YAMLError, AttributeError):
+        keys = None
+    found = []
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                data = yaml.safe_load(handle)
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and data and (keys is None or set(data) <= keys):
+            found.append(name)
+    return found
+
+
+def missing_configfiles_message(paths: Iterable[str | os.PathLike], argv: Iterable[str] = ()) -> str | None:
+    """One line naming every ``--configfile`` of ``paths`` that does not exist and the workflow's config files
+    (instead of the 28-line traceback of Snakemake's ``FileNotFoundError``); None when all exist."""
+    missing = [str(p) for p in paths if not os.path.exists(p)]
+    if not missing:
+        return None
+    named = ", ".join(missing)
+    line = f"--configfile {named}: no such file (relative paths are read from {os.getcwd()})."
+    words = [p for p in missing if not p.endswith((".yaml", ".yml", ".json"))]
+    if words:  # `--configfile config/smoke.yaml nugget`: argparse takes every word up to the next option
+        line += (f" Snakemake reads every word after --configfile as a config file up to the next option, so "
+                 f"{', '.join(words)} was read as one: put targets before --configfile.")
+    folder = _config_folder(argv)
+    if folder is None:
+        return line
+    shown = os.path.relpath(folder) if not os.path.relpath(folder).startswith("..") else folder
+    files = config_overlays(folder)
+    overlays = [os.path.join(shown, n) for n in files if n != "config.yaml"]
+    base = os.path.join(shown, "config.yaml")
+    if overlays:
+        line += (f" The scale overlays: {', '.join(overlays)} ({base}, the demo, is always read first; "
+                 f"{os.path.join(shown, 'README.md')} says what each sets).")
+    return line
+
+
+def check_yaml_files(argv: Iterable[str] | None = None, exit_on_error: bool = False,
+                     missing: bool | None = None) -> None:
     """Stop when a ``--configfile`` of ``argv`` (default: this process's) is not a valid config file.
 
     Raises ``ConfigError`` naming each file (and line, column); with ``exit_on_error`` prints that
     message and exits with status 1 instead (how the workflow profile calls it, before Snakemake
-    loads the files: Snakemake's own messages for these name neither file nor line).
+    loads the files: Snakemake's own messages for these name neither file nor line). With ``missing``
+    (default: ``exit_on_error``, the profile's call, right before Snakemake would load the files) a file that
+    does not exist is named in one line with the workflow's scale overlays (``missing_configfiles_message``):
+    Snakemake's own answer is a 28-line traceback of its ``FileNotFoundError``, raised before any workflow
+    code runs, so with ``--workflow-profile none`` that traceback is what remains.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        absent = missing_configfiles_message(configfile_arguments(argv), argv) if (
+            exit_on_error if missing is None else missing) else None
+        if absent:
+            raise ConfigError(absent)
         check_config_files(configfile_arguments(argv))
     except ConfigError as err:
         if exit_on_error:

@@ -7,5 +7,7 @@
 - ``slurm_preflight``: every job about to be submitted checked against the cluster before any runs;
 - ``rule_benchmarks``: runtime and peak memory per rule, from the DAG's ``benchmark:`` files;
 - ``report_flags`` / ``report_contents``: what the Snakemake report flags and what a built report holds;
+- ``targets``: the per-paper targets and the message for a target no rule makes;
+- ``results_at_a_glance``: the README's results block, rendered from the committed results;
 - ``inspector``: what ``python -m multivec inspect`` shows of benchmark files and rule logs.
 """
