@@ -13,7 +13,7 @@ DISTILL_GENSIM = {
     "lee_background": "data/raw/gensim/lee_background.cor",
     "gensim_enwiki": GENSIM_ENWIKI,
     "debian_reference": raw("debian_reference", "pairs.jsonl"),
-    # paper scale: WikiText-103's training articles (the Wikipedia half of the thesis's corpus; docs/decisions.md)
+    # paper scale: WikiText-103's training articles (the Wikipedia half of the thesis's corpus; docs/distill.md)
     "wikitext103": "data/extracted/wikitext103_raw/wikitext-103-raw/wiki.train.raw",
 }
 

@@ -123,7 +123,7 @@ rule subencoder_data_training:
         meta=f"{SUBENCODER_DATA_DIR}/meta.json",
     params:
         settings=SUBDATA,
-        linking=SUBDATA["linking"],  # which positive links give shared labels (docs/decisions.md, issue 20)
+        linking=SUBDATA["linking"],  # which positive links give shared labels (docs/subencoder.md)
         nli=config["subencoder"]["nli"],
         seed=config["seed"],
     log:

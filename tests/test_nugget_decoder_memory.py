@@ -1,5 +1,5 @@
 """Position-aware decoder memory and the self-attention start of cross-attention (issue 18: the demo's AE
-base has to learn to copy from MiniLM's states, which carry little position; docs/decisions.md)."""
+base has to learn to copy from MiniLM's states, which carry little position; docs/nugget.md)."""
 
 import pytest
 import torch

@@ -94,7 +94,7 @@ def test_table3_rows_carry_measured_and_paper_cells():
 
 def test_memory_positions_note_names_the_setting_and_refuses_unknown_values():
     # Table 3's scale line must say which history the nugget rows read: the two settings differ by
-    # 14 points of perplexity drop (docs/decisions.md, NUGGET LM)
+    # 14 points of perplexity drop (docs/nugget.md, Table 3)
     assert "`memory_positions: none`" in memory_positions_note("none")
     assert "positions they had in their segment" in memory_positions_note("segment")
     with pytest.raises(ValueError, match="memory_positions='segments'"):

@@ -16,7 +16,7 @@ position limit (``multivec.encodings.encoder_token_limit``: 512 for MiniLM), so 
 rows read what BM25 reads; a larger number is refused. Each corpus is tokenised once;
 ``write_baseline_encodings`` records how many documents and tokens the limit still cut.
 ``bf16`` runs the encoder under bfloat16 autocast (worth it only on hardware with bf16
-matrix units: GPUs, or CPUs with AVX512-BF16/AMX; see docs/decisions.md).
+matrix units: GPUs, or CPUs with AVX512-BF16/AMX; see docs/benchmarks.md).
 
 Model references are resolved by ``multivec.io.resources``: ``"minilm"``, a local folder, a hub
 id, or ``"tiny-random-bert"`` / ``"tiny-random-mbart"`` (random weights from

@@ -264,7 +264,7 @@ class DistillTask(TrainingTask):
         return loss, batch[0].n_documents, terms
 
     def evaluate(self, runtime: Runtime) -> dict[str, float] | None:
-        return None  # no dev set: the last weights are the result (see docs/decisions.md)
+        return None  # no dev set: the last weights are the result (see docs/distill.md)
 
     def save_weights(self, path: Path) -> None:
         from safetensors.torch import save_file

@@ -73,12 +73,12 @@ class NuggetConfig:
     decoder_copy_layers: list[int] | None = None
     # Cross-attention of a warm-started decoder: "random" (the library's initialisation, Rothe et al. 2020) or
     # "self_attention" (a copy of the same encoder layer's self-attention, whose positional heads can align
-    # decoder position t with memory position t + 1 from step 0; docs/decisions.md, "NUGGET demo decoder").
+    # decoder position t with memory position t + 1 from step 0; docs/nugget.md, "Decisions").
     decoder_cross_attention_init: str = "random"
     # Add to each memory slot the warm-started decoder's own position embedding (through its embedding
     # LayerNorm) of the slot's source position, so that cross-attention can align by position as mBART's
     # position-carrying encoder states let it; MiniLM's contrastively trained top states carry little
-    # position (docs/decisions.md, "NUGGET demo decoder"). Retrieval vectors are never changed.
+    # position (docs/nugget.md, "Decisions"). Retrieval vectors are never changed.
     decoder_memory_positions: bool = False
     # Decoder output layer: "untied" (its own trainable V × d matrix, initialised from the input embedding)
     # or "tied" (the decoder's trainable input embedding, as mBART's lm_head). The output bias always trains.

@@ -67,7 +67,7 @@ class LMSettings:
     # With an AE model whose decoder reads positioned memory (``decoder_memory_positions``): ``segment`` adds
     # each nugget's position within its own history segment, as the AE decoder saw in training; ``none``
     # gives the LM the nugget vectors alone, as the mean and compressive histories are given (the default:
-    # repeated per-segment positions misled the copying decoder, docs/decisions.md "NUGGET LM").
+    # repeated per-segment positions misled the copying decoder, docs/nugget.md, Table 3).
     memory_positions: str = "none"
 
     def __post_init__(self) -> None:

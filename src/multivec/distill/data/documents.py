@@ -7,7 +7,7 @@ Every document set is a JSONL file of ``{"id", "text"}`` rows. Built here:
 - ``train.jsonl``: English text that no evaluation task uses — gensim's ``lee_background.cor``
   (300 news documents), gensim's Wikipedia sample (one document per article) and the Debian
   Reference English side (one document per chapter); at paper scale WikiText-103's training articles
-  (``wikitext103``: the English-Wikipedia half of the thesis's corpus that is reachable; docs/decisions.md);
+  (``wikitext103``: the English-Wikipedia half of the thesis's corpus that is reachable; docs/distill.md);
   long documents are cut at paragraph boundaries into pieces of at most ``max_words`` words. ``lee.cor``, the polarity sentences and
   the PI/RR documents are never read for training; ``check_no_overlap`` fails the build if an
   evaluation document's text also occurs in the training documents.

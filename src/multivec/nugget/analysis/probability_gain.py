@@ -8,7 +8,7 @@ Teacher-forced decoding of a document by the autoencoding model with ONE nugget 
   bias (eq. 5) as in training (with one memory slot the softmax gives it weight 1 whatever the bias).
 - ``p(y_i | y_<i)`` (the paper leaves it open): the decoder cannot read an empty memory, so "no
   nugget" is ONE all-zero memory slot with zero bias (``null_memory``): cross-attention then adds
-  only its value/output biases, the same for every position and document (docs/decisions.md).
+  only its value/output biases, the same for every position and document (docs/nugget.md).
   A masked-out (padding) nugget slot is exposed as that null memory, so its gain is exactly 0.
 
 All k exposures of a document (and the null one) are k + 1 rows of one decoder pass.

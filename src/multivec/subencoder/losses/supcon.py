@@ -12,7 +12,7 @@ gathered with gradients first (``all_gather_with_grad``), as App. B describes; l
 rank (offset by ``rank * LABEL_STRIDE``) so that labels of different ranks never collide.
 
 Temperature: the paper states 0.01 (App. B); the authors' code trains with the library default 0.1.
-It is ``subencoder.train.temperature`` in the config (see docs/decisions.md for the default).
+It is ``subencoder.train.temperature`` in the config (see docs/subencoder.md for the default).
 """
 
 from __future__ import annotations
