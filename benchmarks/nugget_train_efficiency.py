@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path("/work/main/data/built/corpora/autoencoding")
+DATA = REPO / "data" / "built" / "corpora" / "autoencoding"  # the main job's AE corpus in this checkout
 BASE = dict(encoder="minilm", architecture="bert_decoder", objective="ae", ratio=0.25, scorer_layer=3,
             decoder_layers=2, decoder_heads=6, decoder_ffn=1536, max_source_tokens=128, max_target_tokens=160)
 WARM = dict(decoder_init="encoder", target_tokenizer="source")

@@ -245,3 +245,17 @@ def test_the_architecture_map_names_modules_that_exist():
     packages = {p.name for p in root.iterdir() if (p / "__init__.py").exists()}
     unmapped = sorted(p for p in packages if f"`multivec.{p}`" not in text)
     assert not unmapped, f"packages missing from docs/architecture.md's map: {unmapped}"
+
+
+def test_no_code_names_a_checkout_or_machine_path():
+    """Code runs from any clone: no source, benchmark, script or rule names this machine's checkout
+    (a benchmark once defaulted to /work/main/data/...); paths are relative to the repository."""
+    import re
+
+    repo = SRC.parent
+    pattern = re.compile(r"(?<![\w.])/(?:work|home|root|Users)/\w")
+    files = [p for folder in ("src", "benchmarks", "scripts", "rules", "workflow") for p in (repo / folder).rglob("*")
+             if p.is_file() and p.suffix in {".py", ".sh", ".smk", ".yaml", ".rst"}] + [repo / "Snakefile"]
+    found = [f"{p.relative_to(repo)}:{n}" for p in files
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
+    assert not found, found
