@@ -114,7 +114,8 @@ def start_up(configfiles=(), config_args=(), profile=True, base=REPO / "config" 
     """
     configfiles = [str(Path(f).absolute()) for f in configfiles]
     if profile:
-        check_yaml_files(["-n", *[arg for f in configfiles for arg in ("--configfile", f)], "results/table2.csv"])
+        # as a command line gives them: every file after one --configfile (given twice, only the last applies)
+        check_yaml_files(["-n", "results/table2.csv", *(["--configfile", *configfiles] if configfiles else [])])
     override: dict = {}
     for f in configfiles:
         update_config(override, load_configfile(f))
@@ -433,9 +434,10 @@ def test_a_bad_config_file_is_named_with_its_line(tmp_path, case):
     # The workflow profile's check (sys.argv of snakemake) says the same, naming every bad file at once.
     good = tmp_path / "good.yaml"
     good.write_text("seed: 13\n")
-    with pytest.raises(ConfigError) as info:
-        check_yaml_files(["-n", "--configfile", str(good), str(path), "--configfile=" + str(path), "target"])
-    assert message in str(info.value) and str(good) not in str(info.value)
+    for argv in (["-n", "--configfile", str(good), str(path), "target"], ["-n", "--configfile=" + str(path), "target"]):
+        with pytest.raises(ConfigError) as info:
+            check_yaml_files(argv)
+        assert message in str(info.value) and str(good) not in str(info.value)
 
 
 def test_anchors_and_merge_keys_are_not_duplicates(tmp_path):
@@ -447,8 +449,12 @@ def test_anchors_and_merge_keys_are_not_duplicates(tmp_path):
 
 
 def test_configfile_arguments_and_the_profile_check(tmp_path, capsys):
+    assert configfile_arguments(["-n", "--configfile", "a.yaml", "b.yaml", "--cores", "1", "target"]) == ["a.yaml",
+                                                                                                        "b.yaml"]
+    assert configfile_arguments(["-n", "--configfile=c.yaml", "target"]) == ["c.yaml"]
+    # Given twice, Snakemake applies the last flag's files only (tests/test_bad_config_families.py: refused)
     argv = ["-n", "--configfile", "a.yaml", "b.yaml", "--cores", "1", "--configfile=c.yaml", "target"]
-    assert configfile_arguments(argv) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert configfile_arguments(argv) == ["c.yaml"]
     assert configfile_problem(tmp_path / "absent.yaml") is None  # Snakemake names a missing file itself
     bad = tmp_path / "bad.yaml"
     bad.write_text("[1, 2]\n")

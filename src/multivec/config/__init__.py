@@ -1,7 +1,7 @@
 """The configuration layer: every config error of the project is raised here.
 
-- ``yaml_files``: config files read strictly (syntax, duplicate keys, a mapping at the top), and the
-  ``--configfile`` arguments of a command line;
+- ``yaml_files``: config files read strictly (syntax, duplicate keys, a mapping at the top, aliases and nesting
+  within bounds, a regular file), and the ``--configfile`` arguments of a command line (given once);
 - ``schema``: the merged config against ``config/schema.yaml``, strictly, plus NaN/infinity and unique names;
 - ``merged_settings``: the model and training settings each rule builds, with the key that set each field;
 - ``cross_checks``: keys consistent with each other;

@@ -14,7 +14,15 @@ or the file and line:
    - a duplicate key in any mapping (``file:line:column``, the key and its first line): YAML keeps
      the last one, so the other setting would be dropped silently;
    - a file whose top level is not a mapping (empty, ``~``, a list, a scalar): the message names
-     the file and says a mapping of config keys is expected.
+     the file and says a mapping of config keys is expected;
+   - a file whose cost has no bound (``file:line:column``, before any node is built): YAML aliases
+     repeating more than ``MAX_ALIAS_NODES`` nodes ("billion laughs": it loads in milliseconds as shared
+     objects, but every walk of the config expands it), an alias inside its own anchor, collections nested
+     deeper than ``MAX_DEPTH`` (libyaml's composer crashes at ~50,000 levels);
+   - a path that is not a regular file (a directory, a pipe, a device): named, never opened.
+
+   The profile's check also refuses ``--configfile`` given twice (one line): Snakemake's flag stores, it does
+   not append, so only the last flag's files would apply; what it checks is what Snakemake applies.
 
    Without the workflow profile (``--workflow-profile none``, the Python API) a syntax error or a
    non-mapping ``--configfile`` still stops before any job, but with Snakemake's own message: it
@@ -33,6 +41,10 @@ or the file and line:
      and ``TrainConfig`` that a config may set). Arrays used as sets have ``uniqueItems``.
    - **NaN and infinity** (``schema.nonfinite_problems``): YAML ``.nan``/``.inf`` anywhere, with its path
      (``minimum``/``maximum`` comparisons are false for NaN, so JSON Schema alone would pass it).
+   - **Names that become path components** (``$defs/plain_name`` in the schema: Table 2's rows, the
+     SubEncoder's backbones and baseline encoders, the distillation teachers' models, variants and ``teacher``):
+     letters, digits, ``_ . -``, starting with a letter, digit or ``_``, at most 64 characters, so never
+     ``..``, ``a/b``, ``-x`` or a name with whitespace or a control character (``results/table2/../pi.json``).
    - **Named entries unique** (``schema.duplicate_name_problems``): every list of mappings with a ``name``
      (``table2.rows``, ``nugget_lm.rows``, ``subencoder.model.backbones``,
      ``distill.contextual_teacher.variants``, ...) is looked up by name, so two entries with one

@@ -6,6 +6,12 @@
 - ``duplicate_name_problems``: every list of mappings with a ``name`` names its entries uniquely (they are
   looked up by name, so one of two would be dropped silently);
 - ``key_path``: the one spelling of a config key path in every message (``table2.rows[2].name``).
+
+Every name that becomes a path component (Table 2's rows, the SubEncoder's backbones and baseline encoders, the
+distillation teachers' models and variants and the teacher each names) is ``$defs/plain_name`` in the schema: one
+rule, so ``..``, ``a/b``, ``-x`` or a name with a space or a newline stops at its key path
+(``table2.rows[0].name: '..' is not allowed: a plain name, ...``) instead of planning ``results/table2/../pi.json``.
+The other names of the config are enums (``nugget_lm.rows[i].name``, ``nugget_ablation.rows``) or integers (seeds).
 """
 
 from __future__ import annotations
@@ -79,7 +85,11 @@ def _schema_message(error) -> str | None:
                         "as text: write e.g. 1.0e-4)")
     message = error.message
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
-    if description and error.validator in ("not", "const", "enum", "pattern"):
+    if description and error.validator == "pattern":  # the description says what the regular expression allows
+        return f"{value!r} is not allowed: {description}"
+    if description and error.validator == "maxLength" and isinstance(value, str):
+        return f"{value[:20]!r}... has {len(value)} characters, more than {error.validator_value}: {description}"
+    if description and error.validator in ("not", "const", "enum"):
         message += f" ({description})"
     return message
 

@@ -5,16 +5,95 @@ The Snakefile calls ``check_config_files`` on the base config and every ``--conf
 loads them; the workflow profile (``profiles/default/config.yaml``) calls ``check_yaml_files`` on the command
 line's ``--configfile`` arguments, because Snakemake loads those before any workflow code and its own messages
 name neither the file nor the line (nor, for a file that does not exist, anything shorter than a traceback).
+
+A config file is small: what the loader refuses before it builds anything (``file:line:column``) also bounds the
+cost of every check after it, which walks the tree as YAML aliases expand it:
+
+- aliases (``*name``) that repeat more than ``MAX_ALIAS_NODES`` nodes in all (a "billion laughs" file loads in
+  milliseconds as shared objects, but expands to millions of nodes in every walk, Snakemake's merge included);
+- an alias inside its own anchor (a recursive config: every walk of it has no end);
+- nesting deeper than ``MAX_DEPTH`` collections, aliases expanded (libyaml's composer crashes the process at
+  some 50,000 levels; every recursive walk stops with a ``RecursionError`` far earlier);
+- a path that is not a regular file (a directory, a pipe that the check would drain before Snakemake reads it,
+  a device).
+
+``--configfile`` given twice is refused too (``configfile_flag_problem``): Snakemake's flag does not append, so it
+applies only the last flag's files while each file named looks applied.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import Iterable
 
 from multivec.config.dataclass_config import ConfigError
 from multivec.io import yaml_safe_loader
+
+
+# What a config file may ask of the loader. The project's config files repeat no node by alias and nest at most
+# 14 collections (config/schema.yaml; a config file 7, claims.yaml 8); every walk costs the expanded tree.
+MAX_ALIAS_NODES = 10_000
+MAX_DEPTH = 64
+
+
+def _bounded_events_problem(text: str):
+    """A ``yaml.MarkedYAMLError`` for the first alias or collection of ``text`` past the loader's bounds (see the
+    module's docstring), or None; one pass over libyaml's parse events (a few milliseconds per config file),
+    before the composer builds any node: the bounds hold for a file that would crash or stall it."""
+    import yaml
+
+    stack: list[list] = []  # per open collection: [expanded nodes so far, anchor, height]
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height)
+    repeated = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml_safe_loader()):
+            if isinstance(event, yaml.DocumentStartEvent):
+                stack, sizes = [], {}
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(stack) >= MAX_DEPTH:
+                    return yaml.composer.ComposerError(
+                        None, None, f"collections nested deeper than {MAX_DEPTH} levels; a config file needs a few "
+                        "(every check of the tree walks it level by level)", event.start_mark)
+                stack.append([1, event.anchor, 1])
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                count, anchor, height = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = (count, height)
+                if stack:
+                    stack[-1][0] += count
+                    stack[-1][2] = max(stack[-1][2], height + 1)
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, 0)
+                if stack:
+                    stack[-1][0] += 1
+            elif isinstance(event, yaml.AliasEvent):
+                anchor = event.anchor
+                if any(entry[1] == anchor for entry in stack):
+                    return yaml.composer.ComposerError(
+                        None, None, f"the alias *{anchor} is inside its own anchor &{anchor}: the config would "
+                        "contain itself, and every check of it would have no end", event.start_mark)
+                if anchor not in sizes:
+                    continue  # an undefined alias: the composer names it
+                count, height = sizes[anchor]
+                repeated += count
+                if repeated > MAX_ALIAS_NODES:
+                    return yaml.composer.ComposerError(
+                        None, None, f"YAML aliases repeat more than {MAX_ALIAS_NODES:,} nodes by here (this *{anchor} "
+                        f"alone repeats {count:,}): every check of the config walks each repeat, so the file would "
+                        "cost without bound; write the values out, or repeat less", event.start_mark)
+                if len(stack) + height > MAX_DEPTH:
+                    return yaml.composer.ComposerError(
+                        None, None, f"the alias *{anchor} nests collections deeper than {MAX_DEPTH} levels; a config "
+                        "file needs a few (every check of the tree walks it level by level)", event.start_mark)
+                if stack:
+                    stack[-1][0] += count
+                    stack[-1][2] = max(stack[-1][2], height + 1)
+    except yaml.YAMLError:
+        return None  # a syntax error: the loader reports it with its own mark
+    return None
 
 
 def _strict_loader():
@@ -47,12 +126,20 @@ def _strict_loader():
 
 def read_config_file(path: str | os.PathLike) -> dict:
     """The mapping in a YAML (or JSON) config file; ``ConfigError`` naming ``file:line:column`` on a syntax
-    error or a duplicate key, and naming the file when its top level is not a mapping (empty, ``~``, a list)."""
+    error, a duplicate key or an alias or nesting past the loader's bounds (``MAX_ALIAS_NODES``, ``MAX_DEPTH``),
+    and naming the file when its top level is not a mapping (empty, ``~``, a list) or it is not a regular file."""
     import yaml
 
+    problem = not_a_file_problem(path)
+    if problem:
+        raise ConfigError(f"{path}: {problem}")
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=_strict_loader())
+            text = handle.read()
+        bounded = _bounded_events_problem(text)
+        if bounded is not None:
+            raise bounded
+        data = yaml.load(text, Loader=_strict_loader())
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -64,12 +151,32 @@ def read_config_file(path: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not UTF-8 text ({err})") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read ({err.strerror or err})") from None
     if isinstance(data, dict):
         return data
     found = ("empty (or only null / ~)" if data is None else
              f"a list of {len(data)} item(s)" if isinstance(data, list) else f"a single {type(data).__name__} value")
     raise ConfigError(f"{path}: the file is {found}; a config file must be a mapping of config keys at its top "
                       "level (e.g. `seed: 13`)")
+
+
+def not_a_file_problem(path: str | os.PathLike) -> str | None:
+    """Why ``path``, which exists, is not a file a config can be read from (a directory, a pipe, a device, a
+    socket), or None (also for a path that does not exist). Decided by ``os.stat``, which opens nothing: opening a
+    pipe would wait for a writer, and reading one would drain it before Snakemake reads it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory, not a config file"
+    kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return (f"{kind}, not a config file on disk: the config check and Snakemake each read a config file, and a pipe "
+            "or device need not give the same text twice (a pipe gives it once); give a file")
 
 
 def configfile_problem(path: str | os.PathLike) -> str | None:
@@ -91,18 +198,50 @@ def check_config_files(paths: Iterable[str | os.PathLike]) -> None:
         raise ConfigError("invalid config file:\n  " + "\n  ".join(problems))
 
 
-def configfile_arguments(argv: Iterable[str]) -> list[str]:
-    """The files given to ``--configfile`` / ``--configfiles`` on a Snakemake command line."""
-    files, taking = [], False
+_CONFIGFILE_FLAGS = ("--configfile", "--configfiles")
+
+
+def configfile_flag_groups(argv: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Each ``--configfile`` / ``--configfiles`` of a Snakemake command line with the files it takes, in order:
+    ``(flag as written, files)``. Read as Snakemake 9's argparse reads it (``nargs="+"``): ``--configfile=a.yaml``
+    takes that one file, ``--configfile a.yaml b.yaml`` every word up to the next option, and ``--`` ends the
+    options (what follows is targets)."""
+    groups: list[tuple[str, list[str]]] = []
+    taking = False
     for arg in argv:
+        if arg == "--":
+            break
         if arg.startswith("-"):
-            name, _, value = arg.partition("=")
-            taking = name in ("--configfile", "--configfiles") and not value
-            if value and name in ("--configfile", "--configfiles"):
-                files.append(value)
+            name, equals, value = arg.partition("=")
+            taking = name in _CONFIGFILE_FLAGS and not equals
+            if name in _CONFIGFILE_FLAGS:
+                groups.append((arg, [value] if equals else []))
         elif taking:
-            files.append(arg)
-    return files
+            groups[-1][1].append(arg)
+    return groups
+
+
+def configfile_arguments(argv: Iterable[str]) -> list[str]:
+    """The files Snakemake applies from ``--configfile`` / ``--configfiles`` on a command line: the last flag's
+    (its argparse action stores, it does not append; ``configfile_flag_problem`` refuses the flag given twice)."""
+    groups = configfile_flag_groups(argv)
+    return groups[-1][1] if groups else []
+
+
+def configfile_flag_problem(argv: Iterable[str]) -> str | None:
+    """One line when ``--configfile`` (or ``--configfiles``) is given more than once: Snakemake applies only the
+    last one's files and drops the others without a word, so a run would go on with another scale's settings."""
+    groups = configfile_flag_groups(argv)
+    if len(groups) < 2:
+        return None
+    given = " ".join(f"{flag} {' '.join(files)}".strip() if "=" not in flag else flag for flag, files in groups)
+    every = [f for _, files in groups for f in files]
+    dropped = list(dict.fromkeys(f for _, files in groups[:-1] for f in files if f not in groups[-1][1]))
+    line = (f"--configfile is given {len(groups)} times ({given}): Snakemake applies only the last one's files "
+            f"({', '.join(groups[-1][1]) or 'none'})")
+    if dropped:
+        line += f" and would drop {', '.join(dropped)} without a word"
+    return line + f"; give every file after one --configfile, in the order they apply: --configfile {' '.join(every)}"
 
 
 def _config_folder(argv: Iterable[str]) -> str | None:
@@ -154,17 +293,33 @@ def missing_configfiles_message(paths: Iterable[str | os.PathLike], argv: Iterab
     if words:  # `--configfile config/smoke.yaml nugget`: argparse takes every word up to the next option
         line += (f" Snakemake reads every word after --configfile as a config file up to the next option, so "
                  f"{', '.join(words)} was read as one: put targets before --configfile.")
+    return line + _overlays_sentence(argv)
+
+
+def _overlays_sentence(argv: Iterable[str]) -> str:
+    """`` The scale overlays: config/smoke.yaml, ...`` of the workflow's config folder, or ""."""
     folder = _config_folder(argv)
     if folder is None:
-        return line
+        return ""
     shown = os.path.relpath(folder) if not os.path.relpath(folder).startswith("..") else folder
     files = config_overlays(folder)
     overlays = [os.path.join(shown, n) for n in files if n != "config.yaml"]
     base = os.path.join(shown, "config.yaml")
-    if overlays:
-        line += (f" The scale overlays: {', '.join(overlays)} ({base}, the demo, is always read first; "
-                 f"{os.path.join(shown, 'README.md')} says what each sets).")
-    return line
+    if not overlays:
+        return ""
+    return (f" The scale overlays: {', '.join(overlays)} ({base}, the demo, is always read first; "
+            f"{os.path.join(shown, 'README.md')} says what each sets).")
+
+
+def not_a_file_message(paths: Iterable[str | os.PathLike], argv: Iterable[str] = ()) -> str | None:
+    """One line naming every ``--configfile`` of ``paths`` that is a directory, a pipe or a device (Snakemake's
+    own answer to a directory is its full usage text and an ``IsADirectoryError``), with the workflow's config
+    files; None when there is none."""
+    named = [f"{p} is {problem}" for p in paths for problem in [not_a_file_problem(p)] if problem]
+    if not named:
+        return None
+    return f"--configfile {'; '.join(named)}: give YAML files, one or more after one --configfile." + \
+        _overlays_sentence(argv)
 
 
 def check_yaml_files(argv: Iterable[str] | None = None, exit_on_error: bool = False,
@@ -177,14 +332,22 @@ def check_yaml_files(argv: Iterable[str] | None = None, exit_on_error: bool = Fa
     (default: ``exit_on_error``, the profile's call, right before Snakemake would load the files) a file that
     does not exist is named in one line with the workflow's scale overlays (``missing_configfiles_message``):
     Snakemake's own answer is a 28-line traceback of its ``FileNotFoundError``, raised before any workflow
-    code runs, so with ``--workflow-profile none`` that traceback is what remains.
+    code runs, so with ``--workflow-profile none`` that traceback is what remains. First of all, ``--configfile``
+    given twice stops (``configfile_flag_problem``: Snakemake would apply only the last one's files); a
+    ``--configfile`` that is a directory, a pipe or a device is one line too (``not_a_file_message``).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        repeated = configfile_flag_problem(argv)
+        if repeated:
+            raise ConfigError(repeated)
         absent = missing_configfiles_message(configfile_arguments(argv), argv) if (
             exit_on_error if missing is None else missing) else None
         if absent:
             raise ConfigError(absent)
+        not_files = not_a_file_message(configfile_arguments(argv), argv)
+        if not_files:
+            raise ConfigError(not_files)
         check_config_files(configfile_arguments(argv))
     except ConfigError as err:
         if exit_on_error:
