@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from multivec.data.language import LanguageCheck
 from multivec.data.records import ParallelPair
-from multivec.io import MalformedInputError
+from multivec.io import MalformedInputError, decode_line
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ def read_news_commentary_tsv(path: str | os.PathLike,
 
     A line empty on both sides separates documents. Lines with one side empty, or with
     other than two tab-separated fields, are misaligned: they are skipped and counted
-    (logged with the first few line numbers). A non-UTF-8 line raises naming file and line;
+    (logged with the first few line numbers). A non-UTF-8 line or a control character raises naming file and
+    line (``multivec.io.decode_line``, which also drops a leading byte-order mark with a WARNING);
     so does a truncated or corrupt gzip stream (naming the last line read), and a file whose
     first column is not English or whose second is not Chinese (``LanguageCheck``, checked
     when the file has been read). ``stats``: anything with a ``skipped_lines`` count (e.g.
@@ -68,10 +69,7 @@ def read_news_commentary_tsv(path: str | os.PathLike,
             if raw is None:
                 break
             number += 1
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise MalformedInputError(path, number, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            line = decode_line(raw, path, number)
             fields = line.split("\t")
             if not line.strip():
                 yield from flush()

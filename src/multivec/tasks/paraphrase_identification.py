@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from multivec.io import EmptyOutputError, MalformedInputError, check_minimum
+from multivec.io import EmptyOutputError, MalformedInputError, check_minimum, decode_line
 from multivec.retrieval.bm25 import BM25Index
 from multivec.tasks.ranking_task import RankingQuery, RankingTask
 
@@ -59,20 +59,19 @@ class DocumentPair:
 
 
 def _numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 (optionally gzipped) file. Decoded as text for speed; on
-    a decoding error the file is rescanned line by line to name the bad line."""
+    """``(line number, line)`` of a UTF-8 (optionally gzipped) file, each line checked as
+    ``multivec.io.decode_line`` checks it (a control character names the line, a leading byte-order mark is
+    dropped). Decoded as text for speed; on a decoding error the file is rescanned line by line to name the
+    bad line."""
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8", newline="\n") as handle:
             for number, line in enumerate(handle, start=1):
-                yield number, line.rstrip("\r\n")
+                yield number, decode_line(line, path, number)
     except UnicodeDecodeError:
         with opener(path, "rb") as handle:
             for number, raw in enumerate(handle, start=1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise MalformedInputError(path, number, f"not valid UTF-8 ({err.reason})") from None
+                decode_line(raw, path, number)
         raise
 
 
