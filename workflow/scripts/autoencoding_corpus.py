@@ -10,8 +10,9 @@ from multivec.pipeline.script_support import rule_logging
 with rule_logging(snakemake.log[0], threads=snakemake.threads):
     settings = snakemake.params.settings
     inputs = {name: list(snakemake.input[name]) for name in settings["sources"]}
-    sources = [read_paragraphs(name, path) for name, paths in inputs.items() for path in paths]
     stats = PackingStats()
+    # a registered source's copy that shrank warns into stats.warnings, hence meta.json
+    sources = [read_paragraphs(name, path, stats.warnings) for name, paths in inputs.items() for path in paths]
     # documents fit nugget.max_source_tokens as the model tokenizes them (special tokens included)
     tokenizer = model_tokenizers(settings, snakemake.params.nugget, target=False)["tokenizer"]
     train, dev = build_autoencoding_corpus(

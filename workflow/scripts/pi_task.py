@@ -1,6 +1,7 @@
 import os
 from dataclasses import asdict
 
+from multivec.data.sources import check_registered_counts
 from multivec.data.unknown_tokens import check_unknown_share, unknown_share
 from multivec.io import check_minimum, write_meta
 from multivec.io.resources import load_tokenizer
@@ -15,6 +16,13 @@ with rule_logging(snakemake.log[0]) as log:
     if settings["source"] == "released":
         inputs = {"docs": snakemake.input.docs, "task": snakemake.input.task}
         released = RankingTask.load(os.path.dirname(snakemake.input.task))
+        # a copy of the registered release that shrank (or was edited) warns, or stops below half
+        check_registered_counts(snakemake.input.task, {"queries": released.n_queries}, warnings)
+        check_registered_counts(snakemake.input.docs, {"documents": len(released.documents)}, warnings)
+        if settings["n_queries"] > released.n_queries:
+            raise ValueError(f"config key table2.pi.n_queries is {settings['n_queries']}, but {snakemake.input.task} "
+                             f"holds {released.n_queries} queries: lower table2.pi.n_queries to at most "
+                             f"{released.n_queries} (table2.pi.source: released)")
         task = released.first(settings["n_queries"])
         counts = {"released_queries": released.n_queries, "released_documents": len(released.documents),
                   "empty_documents": len(task.empty_document_ids)}

@@ -15,14 +15,16 @@ with rule_logging(snakemake.log[0]) as log:
     paths = list(snakemake.input.wikitext)
     tokenizer = load_tokenizer(p.encoder)
     tokenized = {path: is_tokenized(path) for path in paths}
-    articles = [article for path in paths for article in read_wikitext(path, tokenizer.unk_token, tokenized[path])]
+    source_warnings: list[str] = []  # a WikiText copy that shrank from its registered counts
+    articles = [article for path in paths
+                for article in read_wikitext(path, tokenizer.unk_token, tokenized[path], source_warnings)]
     counts: dict = {}
     task = build_passage_reranking_task(articles, n_queries=settings["n_queries"], seed=p.seed,
                                         min_queries=settings.get("min_queries"), source=", ".join(paths),
                                         counts=counts)
     folder = os.path.dirname(snakemake.output.task)
     task.save(folder)
-    warnings = counts.pop("warnings")
+    warnings = source_warnings + counts.pop("warnings")
     unknown = unknown_share(task.documents.values(), tokenizer, label=p.encoder)
     check_unknown_share("RR task", unknown, p.checks["max_unknown_share"], ", ".join(paths), warnings)
     write_meta(folder, "rr_task", {"wikitext": paths}, counts, warnings, source=settings["source"],

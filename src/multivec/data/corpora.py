@@ -43,11 +43,14 @@ log = logging.getLogger(__name__)
 # ---------------------------------------------------------------- sentence splitting
 
 def english_sentence_splitter(mirror: str | os.PathLike | None = None) -> Callable[[str], list[str]]:
-    """NLTK punkt (punkt_tab/english) sentence splitter; finds the data in ``<mirror>/nltk_data``."""
-    from multivec.io.resources import ensure_nltk_data
-
-    ensure_nltk_data("tokenizers/punkt_tab/english", mirror)
+    """NLTK punkt (punkt_tab/english) sentence splitter; finds the data in ``<mirror>/nltk_data``. The model is
+    loaded here, so missing or incomplete data stops at once naming the resource, ``$NLTK_DATA`` and the
+    mirror's nltk_data folder (``multivec.data.nltk_resources.NltkResourceError``)."""
     from nltk.tokenize import sent_tokenize
+
+    from multivec.data.nltk_resources import load_nltk_resource
+
+    load_nltk_resource("tokenizers/punkt_tab/english", lambda: sent_tokenize("Loaded.", language="english"), mirror)
 
     def split(text: str) -> list[str]:
         return [s.strip() for s in sent_tokenize(text, language="english") if s.strip()]
@@ -81,11 +84,12 @@ def join_chinese(parts: list[str]) -> str:
 # ---------------------------------------------------------------- WikiText
 
 def wikitext_paragraphs(path: str | os.PathLike, corpus: str | None = None,
-                        detokenize: bool = True) -> Iterator[Paragraph]:
-    """Paragraphs of a WikiText file (one per paragraph line of each section; ``<unk>`` kept)."""
+                        detokenize: bool = True, warnings: list[str] | None = None) -> Iterator[Paragraph]:
+    """Paragraphs of a WikiText file (one per paragraph line of each section; ``<unk>`` kept).
+    ``warnings``: see ``parse_wikitext`` (a copy of a registered file that shrank)."""
     path = Path(path)
     corpus = corpus or f"wikitext-{path.stem}"
-    articles = parse_wikitext(path)
+    articles = parse_wikitext(path, warnings)
     for article in tqdm(articles, desc=f"paragraphs {corpus}", leave=False):
         index = 0
         for section in article.sections:
@@ -185,11 +189,15 @@ def enwiki_dump_paragraphs(path: str | os.PathLike, corpus: str = "gensim-enwiki
 
 # ---------------------------------------------------------------- Debian Reference pairs
 
-def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
+def read_debian_reference_pairs(path: str | os.PathLike, warnings: list[str] | None = None) -> list[ParallelPair]:
     """The aligned pairs (``doc``, ``i``, ``en``, ``zh``), in book order: docs as they first
     appear, pairs by ``i`` within a doc. Malformed lines (a missing field, a wrong type, an
     empty side, a duplicate ``doc#i``) raise naming file and line, and so does a file whose
-    ``en`` side is not English or whose ``zh`` side is not Chinese (``LanguageCheck``)."""
+    ``en`` side is not English or whose ``zh`` side is not Chinese (``LanguageCheck``). A copy of the
+    registered file with another number of pairs warns (appended to ``warnings``), or stops below half
+    (``multivec.data.sources.check_registered_counts``)."""
+    from multivec.data.sources import check_registered_counts
+
     pairs: list[ParallelPair] = []
     seen = FirstSeen(path, "pair")
     languages = {"en": LanguageCheck(path, "en", "en"), "zh": LanguageCheck(path, "zh", "zh")}
@@ -203,6 +211,7 @@ def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
         languages["en"].add(en, number)
         languages["zh"].add(zh, number)
         pairs.append(ParallelPair(row["doc"], row["i"], en, zh))
+    check_registered_counts(path, {"pairs": len(pairs)}, warnings)
     for check in languages.values():
         check.finish()
     if not pairs:
@@ -211,9 +220,11 @@ def read_debian_reference_pairs(path: str | os.PathLike) -> list[ParallelPair]:
     return sorted(pairs, key=lambda p: (doc_order[p.doc], p.i))
 
 
-def debian_reference_paragraphs(path: str | os.PathLike, corpus: str = "debian-reference-en") -> Iterator[Paragraph]:
-    """English side of the Debian Reference pairs, one paragraph a pair."""
-    for pair in read_debian_reference_pairs(path):
+def debian_reference_paragraphs(path: str | os.PathLike, corpus: str = "debian-reference-en",
+                                warnings: list[str] | None = None) -> Iterator[Paragraph]:
+    """English side of the Debian Reference pairs, one paragraph a pair (``warnings``: see
+    ``read_debian_reference_pairs``)."""
+    for pair in read_debian_reference_pairs(path, warnings):
         yield Paragraph(pair.en, corpus, pair.doc, "", pair.i)
 
 
@@ -237,12 +248,15 @@ PARAGRAPH_READERS: dict[str, Callable[..., Iterator[Paragraph]]] = {
 }
 
 
-def read_paragraphs(name: str, path: str | os.PathLike) -> Iterator[Paragraph]:
-    """Paragraphs of one file of the named corpus (a key of ``PARAGRAPH_READERS``)."""
+def read_paragraphs(name: str, path: str | os.PathLike, warnings: list[str] | None = None) -> Iterator[Paragraph]:
+    """Paragraphs of one file of the named corpus (a key of ``PARAGRAPH_READERS``). ``warnings`` receives the
+    warning of a registered source's copy that shrank (``multivec.data.sources.check_registered_counts``)."""
     try:
         reader = PARAGRAPH_READERS[name]
     except KeyError:
         raise ValueError(f"unknown paragraph corpus {name!r}; known: {', '.join(PARAGRAPH_READERS)}") from None
     if name == "wikitext2":
-        return reader(path, corpus=f"wikitext2-{Path(path).stem}")
+        return reader(path, corpus=f"wikitext2-{Path(path).stem}", warnings=warnings)
+    if name == "debian_reference":
+        return reader(path, warnings=warnings)
     return reader(path)

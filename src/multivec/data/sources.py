@@ -8,7 +8,9 @@ mirror README). ``sha256`` is known for every file the data mirror has (a test c
 that the mirror still matches); paper-scale files that could not be verified here carry
 ``None`` and are fetched unverified, with a warning that logs their digest.
 
-``multivec.data.download.fetch`` reads this registry.
+``multivec.data.download.fetch`` reads this registry. ``REGISTERED_COUNTS`` records what each file with a known
+sha256 holds (articles, pairs, queries, records...); the readers call ``check_registered_counts``, which warns
+naming the file and both counts when a copy that is not the registered file (another sha256) holds other counts.
 
 A registry overlay (``$MULTIVEC_REGISTRY_OVERLAY``, a JSON file ``{source: {file: {"sha256", "size"}}}``,
 set from the config key ``registry_overlay`` by rules/common.smk) replaces the digest and size of the files it
@@ -19,13 +21,18 @@ entry naming a source or file the registry lacks, or a malformed digest, stops n
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from multivec.io.resources import REGISTRY_OVERLAY_ENV
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -386,3 +393,122 @@ def get_file(source_name: str, relative_file: str) -> RemoteFile:
     except KeyError:
         raise UnknownSourceError(f"source {source_name!r} has no file {relative_file!r}; "
                        f"it has: {', '.join(source.files)}") from None
+
+
+# ---- what each registered file holds: counts measured on the data mirror's copy (its registered sha256) ----
+#
+# A source shrinks silently when a copy in data/raw/ (or in a mirror) is emptied, truncated or edited after it
+# was fetched: the builders read what is left, and their minimum checks (min_documents, min_queries) only catch
+# a copy that fell below the configured floor. The registered counts close that: a reader that knows which
+# registered file it read calls ``check_registered_counts``, which compares its count with the one below when
+# the file is NOT the registered one (its sha256 differs). The counts are as stable as the digest they belong to;
+# a registry overlay (rehearsal) replacing a file's digest also drops its counts (its files are other files).
+
+# A changed copy holding less than this share of a registered count stops instead of warning; None (the default):
+# only warn. Warning, not stopping, is the default because miniature files placed at a registered path (tests,
+# hand-made fixtures without a registry overlay) build today, and an emptied copy already stops at the
+# builders' zero checks (EmptyOutputError); the warning lands in the build's meta.json and log.
+SOURCE_SHRINK_ERROR_SHARE: float | None = None
+
+REGISTERED_COUNTS: dict[tuple[str, str], dict[str, int]] = {
+    # multivec.data.wikitext.parse_wikitext: articles (" = Title = " lines), sections, lines (blank ones too)
+    ("wikitext2", "valid.txt"): {"articles": 60, "sections": 345, "lines": 3760},
+    ("wikitext2", "test.txt"): {"articles": 62, "sections": 349, "lines": 4358},
+    # multivec.data.corpora.read_debian_reference_pairs: pairs (JSONL rows)
+    ("debian_reference", "pairs.jsonl"): {"pairs": 2616},
+    # multivec.tasks.ranking_task.RankingTask.load: documents of docs.txt, queries of task.jsonl
+    ("nugget_pi", "dev/docs.txt"): {"documents": 2048},
+    ("nugget_pi", "dev/task.jsonl"): {"queries": 1024},
+    ("nugget_pi", "train/docs.txt"): {"documents": 2048},
+    ("nugget_pi", "train/task.jsonl"): {"queries": 1024},
+    ("nugget_rr", "dev/task.jsonl"): {"queries": 1024},
+    # multivec.subencoder.data.propsegment: read_clusters (clusters, documents, sentences) and
+    # attach_segmentations (records); the other two: the top-level JSON list's records
+    ("propsegment", "v1/document_clusters.dev.json"): {"clusters": 15, "documents": 45, "sentences": 387},
+    ("propsegment", "v1/document_clusters.test.json"): {"clusters": 24, "documents": 72, "sentences": 549},
+    ("propsegment", "v1/propositions.dev.json"): {"records": 811},
+    ("propsegment", "v1/propositions.test.json"): {"records": 1272},
+    ("propsegment", "v1/relationships.dev.json"): {"records": 2012},
+    ("propsegment", "v1/document_cluster_retrieval_instructions.dev.json"): {"records": 15},
+    ("propsegment", "v1/document_cluster_retrieval_instructions.test.json"): {"records": 25},
+}
+
+
+def _check_registered_counts() -> None:
+    """Every entry names a registered file that has a sha256, with positive integer counts (checked at import)."""
+    for (source_name, file_name), counts in REGISTERED_COUNTS.items():
+        remote = SOURCES.get(source_name, Source("", "", {}, "")).files.get(file_name)
+        if remote is None or remote.sha256 is None:
+            raise ValueError(f"registered counts of {source_name}/{file_name}: not a registered file with a sha256")
+        for what, count in counts.items():
+            if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+                raise ValueError(f"registered counts of {source_name}/{file_name}: {what} {count!r} is not a "
+                                 "positive integer")
+
+
+_check_registered_counts()
+
+
+class SourceShrankError(ValueError):
+    """A copy of a registered file holding far less than the registered count; the message names the file."""
+
+
+def registered_file_of(path: str | os.PathLike) -> tuple[str, str] | None:
+    """``(source, file)`` of the registered file that ``path`` is a copy of: a path ending in
+    ``<source>/<file>`` (the data/raw layout) or in the file's mirror path; None for any other file."""
+    parts = Path(path).parts
+    for source in SOURCES.values():
+        for file_name, remote in source.files.items():
+            for suffix in (f"{source.name}/{file_name}", remote.mirror_path):
+                wanted = tuple(suffix.split("/"))
+                if parts[-len(wanted):] == wanted:
+                    return source.name, file_name
+    return None
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_registered_counts(path: str | os.PathLike, counts: dict[str, int],
+                            warnings: list[str] | None = None) -> None:
+    """Compare ``counts`` (what a reader found in ``path``: ``{"articles": 60, ...}``) with what the registered
+    file holds (``REGISTERED_COUNTS``); the one place every reader of a registered file checks for a shrunk copy.
+
+    Nothing is checked for a file that is no registered file's copy (``registered_file_of``), for counts the
+    registry does not have, for a file whose registry-overlay digest replaces the registered one, or for a file
+    whose sha256 is the registered one (the counts then hold by construction). For a changed copy (another
+    sha256) every count that differs is named with the registered one in one WARNING naming the file (appended
+    to ``warnings``, which builders write to meta.json); with ``SOURCE_SHRINK_ERROR_SHARE`` set, a count below
+    that share of its registered value raises ``SourceShrankError`` with that message instead."""
+    found = registered_file_of(path)
+    if found is None:
+        return
+    registered = REGISTERED_COUNTS.get(found, {})
+    differing = {what: (count, registered[what]) for what, count in counts.items()
+                 if what in registered and count != registered[what]}
+    if not differing:
+        return
+    remote = get_file(*found)
+    if remote.sha256 != SOURCES[found[0]].files[found[1]].sha256:  # an overlay's file: other counts
+        return
+    stat = os.stat(path)
+    digest = _sha256(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+    if digest == remote.sha256:
+        return
+    found_counts = ", ".join(f"{count} {what} (registered {expected})" for what, (count, expected) in differing.items())
+    message = (f"{path}: {found_counts}: not the registered {found[0]}/{found[1]} (sha256 {digest[:12]}..., "
+               f"registered {remote.sha256[:12]}...); the copy shrank or was edited")
+    share = SOURCE_SHRINK_ERROR_SHARE
+    if share is not None and any(count < share * expected for count, expected in differing.values()):
+        raise SourceShrankError(f"{message}, and holds less than {share:.0%} of the registered "
+                                "count, so nothing is built from it: delete it and fetch it again")
+    message += "; built from what it holds"
+    log.warning(message)
+    if warnings is not None:
+        warnings.append(message)

@@ -47,7 +47,7 @@ from multivec.data.language import LanguageCheck
 from multivec.data.news_commentary import read_news_commentary_tsv  # noqa: F401 (read here since issue 18)
 from multivec.data.records import ParallelPair
 from multivec.inspection import length_summary
-from multivec.io import FirstSeen, MalformedInputError, check_minimum
+from multivec.io import FirstSeen, MalformedInputError, check_minimum, decode_text, split_lines
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def read_sgm_documents(text: str, label: str, language: str | None = None) -> li
     doc_ids = FirstSeen(label, "document id")
     seg_ids = FirstSeen(label, "segment id")
     check = LanguageCheck(label, language, "segment") if language else None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         doc = _SGM_DOC.search(line)
         if doc:
             doc_ids.add(doc.group(1), number)
@@ -175,10 +175,7 @@ def align_wmt_sgm(source_text: str, reference_text: str, source_label: str,
 def read_wmt_sgm_files(source_path: str | os.PathLike,
                        reference_path: str | os.PathLike) -> list[tuple[str, list[ParallelPair]]]:
     def read(path):
-        try:
-            return Path(path).read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise MalformedInputError(path, None, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+        return decode_text(Path(path).read_bytes(), path)
 
     return align_wmt_sgm(read(source_path), read(reference_path), str(source_path), str(reference_path))
 
@@ -187,8 +184,8 @@ def read_wmt19_dev(tgz_path: str | os.PathLike,
                    sets: Sequence[tuple[str, str, str]] = WMT19_DEV_SETS) -> list[tuple[str, str, list[ParallelPair]]]:
     """``(set_name, docid, pairs)`` of the en-zh dev sets inside the WMT19 ``dev.tgz``.
 
-    A missing member, a member that is not UTF-8 and a truncated or corrupt archive raise
-    ``MalformedInputError`` naming the archive (and member)."""
+    A missing member, a member that is not UTF-8 or holds a control character (``multivec.io.decode_text``)
+    and a truncated or corrupt archive raise ``MalformedInputError`` naming the archive (and member and line)."""
     if not Path(tgz_path).is_file():
         raise FileNotFoundError(f"{tgz_path}: no such file (the WMT19 dev tarball)")
     texts: dict[str, str] = {}
@@ -201,10 +198,11 @@ def read_wmt19_dev(tgz_path: str | os.PathLike,
                         raise MalformedInputError(tgz_path, None, f"no member {member!r} (needed for {set_name})")
                     raw = archive.extractfile(member).read()
                     try:
-                        texts[member] = raw.decode("utf-8")
+                        text = raw.decode("utf-8")
                     except UnicodeDecodeError as err:
                         raise MalformedInputError(tgz_path, None, f"member {member}: not valid UTF-8 ({err.reason} "
                                                                   f"at byte {err.start})") from None
+                    texts[member] = decode_text(text, f"{tgz_path}:{member}")
     except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
         raise MalformedInputError(tgz_path, None, f"truncated or corrupt tar archive ({err})") from None
     out = []
@@ -312,11 +310,12 @@ def pack_pair_streams(streams: Iterable[tuple[str, str, list[ParallelPair]]],
     return documents
 
 
-def debian_reference_streams(pairs_path: str | os.PathLike,
-                             corpus: str = "debian-reference") -> list[tuple[str, str, list[ParallelPair]]]:
-    """One stream per chapter of the Debian Reference pairs, in book order."""
+def debian_reference_streams(pairs_path: str | os.PathLike, corpus: str = "debian-reference",
+                             warnings: list[str] | None = None) -> list[tuple[str, str, list[ParallelPair]]]:
+    """One stream per chapter of the Debian Reference pairs, in book order (``warnings``: a copy of the
+    registered file that shrank, see ``read_debian_reference_pairs``)."""
     streams: dict[str, list[ParallelPair]] = {}
-    for pair in read_debian_reference_pairs(pairs_path):
+    for pair in read_debian_reference_pairs(pairs_path, warnings):
         streams.setdefault(pair.doc, []).append(pair)
     return [(corpus, doc, pairs) for doc, pairs in streams.items()]
 
@@ -346,7 +345,7 @@ def build_translation_corpus_debian(pairs_path: str | os.PathLike, tokenizer, ma
     ``min_documents`` log a warning (kept in ``stats.warnings``).
     """
     stats = stats if stats is not None else TranslationStats()
-    documents = pack_pair_streams(debian_reference_streams(pairs_path), TokenCounter(tokenizer), max_tokens, stats,
+    documents = pack_pair_streams(debian_reference_streams(pairs_path, warnings=stats.warnings), TokenCounter(tokenizer), max_tokens, stats,
                                   count_target_tokens=_target_counter(target_tokenizer),
                                   max_target_tokens=max_target_tokens, split_sentences=split_sentences)
     check_minimum("translation documents", len(documents), None, pairs_path)

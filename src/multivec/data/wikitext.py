@@ -53,13 +53,19 @@ class Article:
     sections: list[Section] = field(default_factory=list)
 
 
-def parse_wikitext(path: str | os.PathLike) -> list[Article]:
+def parse_wikitext(path: str | os.PathLike, warnings: list[str] | None = None) -> list[Article]:
     """Split a WikiText file into articles and their sections (see the module docstring).
 
     Raises ``MalformedInputError`` (file:line) for text before the first article title, and for a
-    file that is not English (``multivec.data.language.LanguageCheck`` over its paragraphs).
+    file that is not English (``multivec.data.language.LanguageCheck`` over its paragraphs). A copy of a
+    registered file (WikiText-2 valid/test) whose articles, sections or lines differ from the registered
+    counts warns, or stops when it shrank below half (``multivec.data.sources.check_registered_counts``;
+    the warning is appended to ``warnings``).
     """
+    from multivec.data.sources import check_registered_counts
+
     articles: list[Article] = []
+    lines = 0
     language = LanguageCheck(path, "en", "WikiText")
     heading: str | None = None
     paragraphs: list[str] = []
@@ -71,6 +77,7 @@ def parse_wikitext(path: str | os.PathLike) -> list[Article]:
                 articles[-1].sections.append(Section(heading, text))
 
     for number, line in iter_lines(path):
+        lines = number
         stripped = line.strip()
         if not stripped:
             continue
@@ -95,6 +102,8 @@ def parse_wikitext(path: str | os.PathLike) -> list[Article]:
         language.add(stripped, number)
         paragraphs.append(stripped)
     close_section()
+    check_registered_counts(path, {"articles": len(articles), "sections": sum(len(a.sections) for a in articles),
+                                   "lines": lines}, warnings)
     language.finish()
     return articles
 
@@ -163,11 +172,11 @@ def is_tokenized(path: str | os.PathLike, sample_lines: int = 2000) -> bool:
 
 
 def read_wikitext(path: str | os.PathLike, unknown_token: str | None = None,
-                  tokenized: bool | None = None) -> list[Article]:
+                  tokenized: bool | None = None, warnings: list[str] | None = None) -> list[Article]:
     """``parse_wikitext``, then real text: a tokenised file's sections, titles and headings detokenised with
     every ``<unk>`` mapped to ``unknown_token`` (``detokenize_wikitext``). A raw file is returned as parsed.
-    ``tokenized``: None = detect (``is_tokenized``)."""
-    articles = parse_wikitext(path)
+    ``tokenized``: None = detect (``is_tokenized``); ``warnings``: as ``parse_wikitext``'s."""
+    articles = parse_wikitext(path, warnings)
     if tokenized is None:
         tokenized = is_tokenized(path)
     if not tokenized:

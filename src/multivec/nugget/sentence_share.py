@@ -60,12 +60,11 @@ def read_share(path: str | os.PathLike) -> float:
 def document_sentence_ends(texts: Sequence[str], mirror: str | os.PathLike | None = None) -> list[list[int]]:
     """Per text, the character offsets (exclusive) where NLTK punkt (english) ends its sentences; none
     for an empty (or blank) text, which ``sentence_final_token_mask`` gives one nugget at its EOS."""
-    from multivec.io.resources import ensure_nltk_data
-
-    ensure_nltk_data("tokenizers/punkt_tab/english", mirror)
     from nltk.tokenize.punkt import PunktTokenizer
 
-    punkt = PunktTokenizer("english")
+    from multivec.data.nltk_resources import load_nltk_resource
+
+    punkt = load_nltk_resource("tokenizers/punkt_tab/english", lambda: PunktTokenizer("english"), mirror)
     ends = []
     for text in texts:
         ends.append([end for _, end in punkt.span_tokenize(text)] if text.strip() else [])

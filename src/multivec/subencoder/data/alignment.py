@@ -79,10 +79,13 @@ def _tools():
     from nltk.stem import PorterStemmer, WordNetLemmatizer
     from nltk.tokenize import TreebankWordTokenizer
 
-    from multivec.io.resources import data_mirror, ensure_nltk_data
+    from multivec.data.nltk_resources import load_nltk_resource
 
-    ensure_nltk_data("corpora/wordnet", data_mirror())
-    return TreebankWordTokenizer(), WordNetLemmatizer(), PorterStemmer()
+    lemmatizer = WordNetLemmatizer()
+    # WordNet is read at the first lemma: load it here, so missing or incomplete data stops naming the
+    # resource, $NLTK_DATA and the mirror's nltk_data folder rather than as NLTK's traceback mid-alignment
+    load_nltk_resource("corpora/wordnet", lambda: lemmatizer.lemmatize("words"))
+    return TreebankWordTokenizer(), lemmatizer, PorterStemmer()
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:

@@ -58,22 +58,38 @@ def _index(value, path, record: str) -> int:
     return int(value)
 
 
-def read_clusters(path: str | os.PathLike) -> list[Cluster]:
+def read_clusters(path: str | os.PathLike, warnings: list[str] | None = None) -> list[Cluster]:
     """The Wikipedia document clusters of a ``document_clusters.<split>.json``.
 
     Every record is checked: a missing key, a value of the wrong type, or a token whose
     ``character_offset_of_token_in_sentence`` does not point at its text in ``sentence_text``
     stops with a MalformedInputError naming the file and the record (cluster, document, sentence,
-    token)."""
+    token). A cluster id or a document id given twice in the file (a document id is unique across the
+    file's clusters) stops too, naming both records: the second would replace the first. A copy of a
+    registered file holding other numbers of clusters, documents or sentences warns (appended to
+    ``warnings``), or stops below half (``multivec.data.sources.check_registered_counts``)."""
+    from multivec.data.sources import check_registered_counts
+
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedInputError(path, None, "expected a JSON list of document clusters")
     clusters = []
+    cluster_records: dict[str, str] = {}  # cluster id -> the record that gave it first
+    document_records: dict[str, str] = {}  # document id -> the record that gave it first
     for number, entry in enumerate(data):
         cluster = Cluster(str(_get(entry, "cluster_id", path, f"cluster #{number}", (str, int))))
         where = f"cluster #{number} ({cluster.cluster_id})"
+        if cluster.cluster_id in cluster_records:
+            raise MalformedInputError(path, None, f"{where}: duplicate cluster id {cluster.cluster_id!r}, first given "
+                                                  f"by {cluster_records[cluster.cluster_id]}")
+        cluster_records[cluster.cluster_id] = where
         for d_number, document in enumerate(_get(entry, "documents", path, where, list)):
             doc_id = str(_get(document, "document_id", path, f"{where} document #{d_number}", (str, int)))
+            record = f"{where} document #{d_number}"
+            if doc_id in document_records:
+                raise MalformedInputError(path, None, f"{record}: duplicate document id {doc_id!r}, first given by "
+                                                      f"{document_records[doc_id]}")
+            document_records[doc_id] = record
             sentences = []
             for index, sentence in enumerate(_get(document, "sentences", path, f"document {doc_id}", list)):
                 record = f"document {doc_id} sentence {index}"
@@ -90,6 +106,8 @@ def read_clusters(path: str | os.PathLike) -> list[Cluster]:
                 sentences.append(Sentence(cluster.cluster_id, doc_id, index, text, spans))
             cluster.documents[doc_id] = sentences
         clusters.append(cluster)
+    check_registered_counts(path, {"clusters": len(clusters), "documents": len(document_records),
+                                   "sentences": sum(len(d) for c in clusters for d in c.documents.values())}, warnings)
     return clusters
 
 
@@ -103,7 +121,8 @@ class AttachCounts:
     no_usable_response: int = 0  # every response non-informational or empty
 
 
-def attach_segmentations(clusters: list[Cluster], path: str | os.PathLike) -> AttachCounts:
+def attach_segmentations(clusters: list[Cluster], path: str | os.PathLike,
+                         warnings: list[str] | None = None) -> AttachCounts:
     """Set ``Sentence.propositions`` from ``propositions.<split>.json``; the reference response is
     used, else the first informational one.
 
@@ -111,13 +130,20 @@ def attach_segmentations(clusters: list[Cluster], path: str | os.PathLike) -> At
     v1) are counted and skipped. A record of a known cluster whose document or sentence does not
     exist, and a file none of whose records matches a sentence of ``clusters`` (a propositions file
     of another split), stop with a MalformedInputError naming the file and the record; so does a
-    missing key or an index that is not a token of its sentence."""
+    missing key or an index that is not a token of its sentence. Two records of one sentence (whose second
+    would replace the first's segmentation) stop naming both. A copy of a registered file with another number
+    of records warns (appended to ``warnings``), or stops below half
+    (``multivec.data.sources.check_registered_counts``)."""
+    from multivec.data.sources import check_registered_counts
+
     by_key = {s.key: s for c in clusters for doc in c.documents.values() for s in doc}
     cluster_ids = {c.cluster_id for c in clusters}
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedInputError(path, None, "expected a JSON list of proposition segmentations")
     counts = AttachCounts(records=len(data))
+    check_registered_counts(path, {"records": counts.records}, warnings)
+    record_of: dict[str, str] = {}  # sentence key -> the record that gave it first
     for number, entry in enumerate(data):
         record = f"segmentation #{number}"
         sid = _get(entry, "sentence_id", path, record, dict)
@@ -125,6 +151,10 @@ def attach_segmentations(clusters: list[Cluster], path: str | os.PathLike) -> At
         document_id = str(_get(sid, "document_id", path, f"{record} sentence_id", (str, int)))
         index = _index(_get(sid, "sentence_index", path, f"{record} sentence_id"), path, f"{record} sentence_index")
         key = f"{cluster_id}:{document_id}:{index}"
+        if key in record_of:
+            raise MalformedInputError(path, None, f"{record}: a second record of sentence {key} (cluster:document:"
+                                                  f"index), first given by {record_of[key]}")
+        record_of[key] = record
         record = f"{record} (sentence {key})"
         sentence = by_key.get(key)
         if sentence is None:
