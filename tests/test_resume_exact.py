@@ -15,6 +15,12 @@ mBART, TSDAE (deletion noise, dropout), the NUGGET LM of Table 3, the SubEncoder
 (SoftCCA's running state, gradient accumulation) and the seq2seq segmenter. The IMDB head
 (``distill.classification_head``) does not use the engine and keeps no checkpoint.
 
+Random states: a checkpoint's ``rng.pt`` holds torch's generator state (compared too); Python's ``random``
+and NumPy's global generator are neither saved nor restored, because nothing in training draws from them
+(``multivec.training.engine``). Each uninterrupted and each resumed run here, in this process, must leave
+both states exactly as it found them: a trainer that started drawing from them fails the test. Checkpoints
+written before (with "python" and "numpy" entries in ``rng.pt``) still resume to the same bytes.
+
 The killed runs are children of a multiprocessing fork server (a fresh process that imports the
 trainers once), so a kill costs a fork, not a Python start.
 """
@@ -220,9 +226,26 @@ def kill_after(case: str, root: Path, out: Path, step: int) -> None:
         f"{case}: exit code {child.exitcode}, not killed after step {step}:\n{log.read_text()[-3000:]}"
 
 
+def global_rng_states() -> tuple:
+    """Python's ``random`` and NumPy's global generator states, comparable with ``==``."""
+    kind, keys, position, has_gauss, cached = np.random.get_state()
+    return random.getstate(), (kind, keys.tolist(), position, has_gauss, cached)
+
+
+def run_leaving_global_rng_alone(case: str, root: Path, out: Path) -> None:
+    """The case's entry point, in this process; fails if it drew from (or set) ``random`` or ``np.random``."""
+    before = global_rng_states()
+    CASES[case].run(root, out)
+    after = global_rng_states()
+    changed = [name for name, a, b in zip(("python random", "numpy.random"), before, after) if a != b]
+    assert not changed, f"{case}: training changed the state of {' and '.join(changed)}: something draws from " \
+                        "it (use a seeded generator of its own) or a checkpoint restored it"
+
+
 def outcome(out: Path) -> dict:
     """Everything a run leaves that must not depend on an interruption (timings excluded)."""
     checkpoint = latest_checkpoint(out)
+    rng = safe_load(checkpoint / "rng.pt")
     with open(out / "metrics.csv", newline="") as handle:
         rows = [dict(list(row.items())[:-2]) for row in csv.DictReader(handle)]  # drop <unit>_per_s, elapsed_s
     summary = read_json(out / "training_summary.json")
@@ -233,7 +256,8 @@ def outcome(out: Path) -> dict:
             "checkpoint_weights": (checkpoint / "model.safetensors").read_bytes(),
             "checkpoint_best": (checkpoint / "best.safetensors").read_bytes(),
             "optimizer": {k: {n: v.tolist() if torch.is_tensor(v) else v for n, v in s.items()}
-                          for k, s in optimizer.items()}}
+                          for k, s in optimizer.items()},
+            "rng": {"keys": sorted(rng), "torch": rng["torch"].tolist()}}
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +269,7 @@ def whole_runs(tmp_path_factory):
         if case not in made:
             root = tmp_path_factory.mktemp(case)
             CASES[case].prepare(root)
-            CASES[case].run(root, root / "whole")
+            run_leaving_global_rng_alone(case, root, root / "whole")
             made[case] = root, outcome(root / "whole")
         return made[case]
 
@@ -266,12 +290,58 @@ def test_killed_and_resumed_training_ends_with_the_same_bytes(case, whole_runs):
         resumed_epochs.append(state["epoch"])
         for name in DECLARED_OUTPUTS:  # Snakemake deletes a killed job's outputs before rerunning it
             (out / name).unlink(missing_ok=True)
-        CASES[case].run(root, out)
+        run_leaving_global_rng_alone(case, root, out)
         resumed = outcome(out)
         differs = sorted(key for key in whole if resumed[key] != whole[key])
         assert not differs, f"{case} killed after step {step}: {', '.join(differs)} differ from the uninterrupted run"
     # More than one epoch, and resumed in different epochs: a resumed run crosses an epoch boundary.
     assert len(set(resumed_epochs)) > 1, resumed_epochs
+    assert whole["rng"]["keys"] == ["torch"]  # on CPU; "cuda" too where CUDA is available
+
+
+def old_rng_file(torch_state: torch.Tensor) -> dict:
+    """``rng.pt`` as checkpoints before held it: Python's and NumPy's states too (here unlike this process's)."""
+    python = random.Random(123).getstate()
+    numpy = np.random.RandomState(123).get_state()
+    return {"python": [python[0], list(python[1]), python[2]],
+            "numpy": {"kind": numpy[0], "keys": torch.from_numpy(numpy[1].astype(np.int64)), "pos": int(numpy[2]),
+                      "has_gauss": int(numpy[3]), "cached_gaussian": float(numpy[4])},
+            "torch": torch_state}
+
+
+def test_an_old_checkpoint_with_python_and_numpy_states_resumes_to_the_same_bytes(whole_runs):
+    case = "subencoder"
+    root, whole = whole_runs(case)
+    out = root / "old_checkpoint"
+    kill_after(case, root, out, 7)
+    rng_path = latest_checkpoint(out) / "rng.pt"
+    torch.save(old_rng_file(safe_load(rng_path)["torch"]), rng_path)
+    for name in DECLARED_OUTPUTS:
+        (out / name).unlink(missing_ok=True)
+    run_leaving_global_rng_alone(case, root, out)  # loads it; the extra entries are not restored
+    resumed = outcome(out)
+    differs = sorted(key for key in whole if resumed[key] != whole[key])
+    assert not differs, f"resumed from an old rng.pt: {', '.join(differs)} differ from the uninterrupted run"
+
+
+def test_set_rng_state_restores_torch_and_ignores_old_python_and_numpy_entries(tmp_path):
+    from multivec.training.checkpoint import rng_state, set_rng_state
+
+    saved = torch.get_rng_state()
+    try:
+        torch.manual_seed(11)
+        expected = torch.rand(3)
+        torch.manual_seed(11)
+        path = tmp_path / "rng.pt"
+        torch.save(old_rng_file(torch.get_rng_state()), path)
+        assert sorted(rng_state()) == (["cuda", "torch"] if torch.cuda.is_available() else ["torch"])
+        torch.manual_seed(99)
+        before = global_rng_states()
+        set_rng_state(safe_load(path))  # weights_only, as a resume loads it
+        assert global_rng_states() == before
+        assert torch.equal(torch.rand(3), expected)
+    finally:
+        torch.set_rng_state(saved)
 
 
 def test_kill_hook_refuses_a_value_that_is_not_a_step(monkeypatch):

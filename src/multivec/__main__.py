@@ -105,12 +105,13 @@ def main(argv: list[str] | None = None) -> int:
         add_arguments(commands.add_parser(name, description=help_text))
     args = parser.parse_args(argv)
     from multivec.data.download import DownloadError
-    from multivec.inspection.common import InspectError
+    from multivec.inspection.common import InspectError, terminal_safe
 
     try:
         return COMMANDS[args.command][2](args)
     except (InspectError, DownloadError, *USER_ERRORS) as err:
-        message = str(err).splitlines()
+        # A message may quote a data file (a value, a file name): printed terminal-safe, like inspect's output.
+        message = [terminal_safe(line) for line in str(err).splitlines()] or [""]
         print(f"error: {message[0]}", file=sys.stderr)
         for line in message[1:]:
             print(line, file=sys.stderr)

@@ -1,6 +1,12 @@
 """Shared pieces of the artifact inspectors: the ``Report`` they print to, length statistics,
 JSONL/table/safetensors readers that fail with a one-line message naming the file.
 
+Everything ``inspect`` prints goes through ``Report`` (``line``, ``block``, ``table``), which passes it
+through ``terminal_safe``: text from data files (documents, ids, file names, table cells, config values,
+log lines) can hold escape sequences that would clear the user's screen, set the window title or write the
+clipboard, and those characters are printed as Python escapes (``\\x1b``, ``\\u202e``) instead. An
+inspector cannot forget it: it has no other way to print (a test checks no inspector module prints).
+
 No paper equation lives here; the inspectors only describe what the pipeline wrote.
 """
 
@@ -22,16 +28,84 @@ class InspectError(ValueError):
     """The path is not an artifact ``inspect`` knows, or cannot be read as one."""
 
 
+# ---------------------------------------------------------------- terminal safety
+
+# What must never reach the user's terminal raw from a data file: C0 controls (ESC starts the CSI and OSC
+# sequences that clear the screen, set the window title (OSC 0) or write the clipboard (OSC 52); BEL, BS, CR,
+# tab, VT, FF move the cursor or overwrite a line; a newline inside one value would forge a line of its own),
+# DEL, C1 controls U+0080-U+009F (8-bit CSI U+009B, OSC U+009D, ST U+009C, NEL U+0085), the bidirectional
+# controls that reorder what is shown (ALM U+061C, LRM/RLM U+200E/U+200F, embeddings and overrides
+# U+202A-U+202E, isolates U+2066-U+2069), the line and paragraph separators U+2028/U+2029, and lone
+# surrogates (a JSON "\ud800", an undecodable file name), which the terminal's encoding cannot print at all.
+TERMINAL_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                             r"\ud800-\udfff]")
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def terminal_safe(text: Any) -> str:
+    """``str(text)`` with every ``TERMINAL_UNSAFE`` character written as its Python escape (ESC as ``\\x1b``,
+    a right-to-left override as ``\\u202e``, a newline as ``\\n``): one line a terminal shows as it is.
+
+    Other text, backslashes included, is unchanged, so ordinary output is the same as before.
+    """
+    text = str(text)
+    return TERMINAL_UNSAFE.sub(_escape, text) if TERMINAL_UNSAFE.search(text) else text
+
+
+def terminal_safe_frame(frame):
+    """A pandas DataFrame whose text cells, column names and index labels are ``terminal_safe`` (``frame``
+    itself when none needs it), so that ``to_string`` aligns the escaped text."""
+
+    def unsafe(value) -> bool:
+        return isinstance(value, str) and TERMINAL_UNSAFE.search(value) is not None
+
+    def clean(value):
+        return terminal_safe(value) if unsafe(value) else value
+
+    def labels(index):
+        return (value for level in range(index.nlevels) for value in index.get_level_values(level))
+
+    copied = any(map(unsafe, labels(frame.columns))) or any(map(unsafe, labels(frame.index)))
+    if copied:
+        frame = frame.rename(columns=clean, index=clean)  # a copy
+    for position in range(frame.shape[1]):
+        column = frame.iloc[:, position]
+        if column.dtype.kind not in "biufcmM" and any(map(unsafe, column)):  # text may hold anything
+            if not copied:
+                frame, copied = frame.copy(), True
+            frame.isetitem(position, column.map(clean))
+    return frame
+
+
 @dataclass
 class Report:
-    """Where an inspector writes, and the user's options (``--n`` samples, ``--tokenizer``)."""
+    """Where an inspector writes, and the user's options (``--n`` samples, ``--tokenizer``).
+
+    The only way an inspector prints: every method writes ``terminal_safe`` text.
+    """
 
     out: TextIO
     n: int = 3
     tokenizer: str | None = None
 
-    def line(self, text: str = "") -> None:
-        print(text, file=self.out)
+    def line(self, text: Any = "") -> None:
+        """One line; any control character in ``text``, a newline included, is printed escaped."""
+        print(terminal_safe(text), file=self.out)
+
+    def block(self, text: str) -> None:
+        """Text of several lines that the inspector composed: each line printed as ``line`` prints it."""
+        for part in str(text).split("\n"):
+            self.line(part)
+
+    def table(self, frame, **to_string) -> None:
+        """A pandas DataFrame as ``frame.to_string(**to_string)`` shows it, with its text made safe first."""
+        self.block(terminal_safe_frame(frame).to_string(**to_string))
 
     def load_tokenizer(self):
         """The ``--tokenizer`` given on the command line (None when none was)."""

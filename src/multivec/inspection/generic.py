@@ -39,7 +39,7 @@ def describe_table(table, report: Report, max_rows: int = 40) -> None:
     """Shape, column types, the rows (first ``max_rows``) and, for longer tables, numeric ranges."""
     report.line(f"shape: {table.shape[0]} rows x {table.shape[1]} columns")
     report.line(f"columns: {', '.join(f'{c} ({t})' for c, t in table.dtypes.astype(str).items())}")
-    report.line(table.to_string(index=False, max_rows=max_rows, max_cols=20))
+    report.table(table, index=False, max_rows=max_rows, max_cols=20)
     if len(table) > max_rows:
         numeric = table.select_dtypes("number")
         for column in numeric.columns:

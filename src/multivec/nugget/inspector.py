@@ -94,7 +94,7 @@ def inspect_model(path: Path, report: Report) -> None:
     if (path / "metrics.csv").is_file():
         table = read_table(path / "metrics.csv", ",")
         report.line(f"metrics.csv: {table.shape[0]} rows x {table.shape[1]} columns; last {report.n}:")
-        report.line(table.tail(report.n).to_string(index=False))
+        report.table(table.tail(report.n), index=False)
     if (path / "checkpoint" / "latest.json").is_file():
         state = read_json_checked(_latest_step_folder(path / "checkpoint") / "state.json")
         report.line(f"checkpoint: step {state.get('step')} (resumable)")

@@ -31,7 +31,7 @@ def inspect_benchmark(path: Path, report: Report) -> None:
         seconds, rss = table["s"], table["max_rss"]
         report.line(f"wall seconds: mean={seconds.mean():.2f} max={seconds.max():.2f}; "
                     f"max_rss MB: {rss.max() if rss.dtype.kind in 'if' else rss.iloc[0]}")
-    report.line(table.to_string(index=False, max_rows=40))
+    report.table(table, index=False, max_rows=40)
 
 
 def _benchmark_files(path: Path) -> list[Path]:
@@ -68,10 +68,11 @@ def inspect_benchmark_folder(path: Path, report: Report) -> None:
                                         max_rss_mb=("max_rss_mb", "max")).sort_values("total_s", ascending=False)
     report.line(f"jobs: {len(jobs)}  total job seconds: {jobs['s'].sum():.0f} "
                 "(wall time is less when jobs run in parallel)")
-    report.line(per_rule.round(1).to_string())
-    report.line("\nslowest jobs:")
-    report.line(jobs.sort_values("s", ascending=False).head(max(report.n, 5))[["job", "s", "max_rss_mb"]].round(1)
-                .to_string(index=False))
+    report.table(per_rule.round(1))
+    report.line()
+    report.line("slowest jobs:")
+    report.table(jobs.sort_values("s", ascending=False).head(max(report.n, 5))[["job", "s", "max_rss_mb"]].round(1),
+                 index=False)
 
 
 _LEVEL = re.compile(r"\b(DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")

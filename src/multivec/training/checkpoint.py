@@ -2,26 +2,29 @@
 
 Layout inside ``<out>/checkpoint/``:
 ``step_XXXXXXXX/`` holds ``model.safetensors`` (weights now), ``best.safetensors`` (best-by-dev weights so
-far), ``optimizer.pt`` (optimizer, LR schedule and grad-scaler state), ``rng.pt`` (rank 0's RNG states;
-``rng.rank<r>.pt`` for the other ranks), ``state.json`` (step, data position, metrics, best so far) and
+far), ``optimizer.pt`` (optimizer, LR schedule and grad-scaler state), ``rng.pt`` (rank 0's torch and CUDA
+generator states; ``rng.rank<r>.pt`` for the other ranks), ``state.json`` (step, data position, metrics, best so far) and
 ``run_config.json``. ``latest.json`` names the complete folder; it is replaced atomically after the folder
 is written, so a kill at any moment leaves the previous checkpoint usable. The run config and best weights
 live here because Snakemake deletes a killed job's declared outputs before rerunning it.
 
 Everything is loaded without executing code: ``.pt`` files with ``torch.load(weights_only=True)``, RNG
 states stored as tensors, ints and lists; a file that needs arbitrary unpickling is refused.
+
+Only torch's generators are checkpointed: nothing in training draws from Python's ``random`` or NumPy's
+global generator (``multivec.training.engine`` says why), so their states are neither saved nor restored.
+Checkpoints written before this also hold ``"python"`` and ``"numpy"`` entries; they load, and those
+entries are ignored.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import random
 import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from multivec.io import read_json, write_json
@@ -60,25 +63,22 @@ def rng_file(rank: int) -> str:
     return "rng.pt" if rank == 0 else f"rng.rank{rank}.pt"
 
 
+# The keys of rng.pt that are restored. Older checkpoints also hold "python" and "numpy" (ignored).
+RNG_KEYS = ("torch", "cuda")
+
+
 def rng_state() -> dict[str, Any]:
-    """python ``random``, numpy, torch and CUDA generator states as tensors/ints/lists (``weights_only``-safe)."""
-    version, internal, gauss = random.getstate()
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
-    state = {"python": [version, list(internal), gauss],
-             "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
-                       "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
-             "torch": torch.get_rng_state()}
+    """The torch CPU generator's state, and the CUDA generators' where CUDA is available, as tensors
+    (``weights_only``-safe): the only generators training draws from (``multivec.training.engine``)."""
+    state = {"torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    version, internal, gauss = state["python"]
-    random.setstate((version, tuple(internal), gauss))
-    numpy = state["numpy"]
-    np.random.set_state((numpy["kind"], numpy["keys"].numpy().astype(np.uint32), numpy["pos"], numpy["has_gauss"],
-                         numpy["cached_gaussian"]))
+    """Restore what ``rng_state`` saved. Python's ``random`` and NumPy's global generator are left alone,
+    also when an older checkpoint holds their states."""
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

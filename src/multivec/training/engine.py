@@ -10,6 +10,21 @@ accumulation and clipping, bf16/fp16 autocast (fp16 with a GradScaler), DDP unde
 ``metrics.csv``, progress, atomic checkpoints and exact resumption (on CPU a killed and resumed run ends
 byte-identical to an uninterrupted one), and a wall-clock safety net that fails loudly.
 
+Random numbers: every draw of training comes from torch. The batch order is ``seeded_generator(seed, "epoch",
+e)`` (``training.batching``), a batch's noise (TSDAE deletion) draws from the ``seeded_generator(seed,
+"step", s, micro)`` passed to ``make_batch``, the random nugget selector from a torch generator seeded by
+(seed, document) (``nugget.selection``), and dropout (and mBART's LayerDrop,
+``torch.rand`` in transformers) from torch's global generator, seeded with ``seed + rank`` and saved in
+every checkpoint (``rng.pt``, with the CUDA generators). Nothing a trainer runs draws from Python's
+``random`` or NumPy's global generator: no training task, batching or collating code calls them (a data
+builder that samples uses its own ``random.Random(seed)`` or ``np.random.default_rng(seed)``, before
+training), and neither do the backbones' transformers code (BERT/MiniLM, mBART, T5, Longformer, MPNet) or
+tokenizers. So their states cannot change a result; a checkpoint does not store them and resuming does not
+set them (before, a resumed run set them to the killed process's, which differed from an uninterrupted
+run's without changing anything). ``tests/test_resume_exact.py`` checks that a training run, uninterrupted
+or resumed, leaves both states as it found them, for every trainer: a new ``random``/``np.random`` draw
+fails it, and must then use a seeded generator of its own.
+
 Outputs in ``out_dir``: ``model.safetensors`` (best dev weights), the task's metadata (``config.json`` …),
 ``metrics.csv``, ``training_summary.json`` and ``checkpoint/``.
 
