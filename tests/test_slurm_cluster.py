@@ -239,13 +239,15 @@ def _env(mirror, **extra) -> dict:
     return dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", MULTIVEC_DATA_MIRROR=str(mirror), **extra)
 
 
-def _snakemake_args(targets, profile, *extra) -> list[str]:
-    # targets first: --configfile takes every word after it
-    return [SNAKEMAKE, *targets, "--profile", str(profile), *DAG_CONFIG, *FAST_POLLING, *extra]
+def _snakemake_args(targets, profile, *extra, overlays=()) -> list[str]:
+    # targets first: --configfile takes every word after it; every config file after one --configfile
+    # (Snakemake keeps only the last flag's files, and the workflow refuses the flag given twice)
+    return [SNAKEMAKE, *targets, "--profile", str(profile), *DAG_CONFIG, *overlays, *FAST_POLLING, *extra]
 
 
-def _snakemake(work, mirror, targets, profile, *extra, env_extra=None):
-    result = subprocess.run(_snakemake_args(targets, profile, *extra), cwd=work, env=_env(mirror, **(env_extra or {})),
+def _snakemake(work, mirror, targets, profile, *extra, env_extra=None, overlays=()):
+    result = subprocess.run(_snakemake_args(targets, profile, *extra, overlays=overlays), cwd=work,
+                            env=_env(mirror, **(env_extra or {})),
                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
     result.out = result.stdout + result.stderr
     return result
@@ -318,11 +320,10 @@ def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_
     work = _ref_copy(cluster_run, "gpu")
     shutil.rmtree(work / cluster_run.model)
     (work / "gpu.yaml").write_text("resources:\n  train: {gpu: 1}\n")  # as config/paper.yaml asks
-    args = (cluster_run.profile, "--configfile", "config/smoke.yaml", "gpu.yaml")
     target = [f"{cluster_run.model}/model.safetensors"]
     since = datetime.now() - timedelta(minutes=1)
 
-    checked = _snakemake(work, mirror, target, *args)
+    checked = _snakemake(work, mirror, target, cluster_run.profile, overlays=("gpu.yaml",))
     assert checked.returncode != 0
     assert ("SLURM pre-flight check (multivec.pipeline.slurm_preflight): nothing was run or submitted; 1 problem:\n"
             f"  - 1 GPU requested on partition '{GPU_PARTITION}', which has no GPU; sbatch would refuse the job "
@@ -332,7 +333,7 @@ def test_gpu_job_on_a_partition_without_gpus_stops_with_a_clear_message(cluster_
 
     # Without the pre-flight check: the plugin writes the request as --gpus=1, sbatch refuses it at once,
     # and Snakemake's error shows sbatch's message and call.
-    refused = _snakemake(work, mirror, target, *args, "--no-hooks")
+    refused = _snakemake(work, mirror, target, cluster_run.profile, "--no-hooks", overlays=("gpu.yaml",))
     assert refused.returncode != 0
     error = refused.out[refused.out.index("Error in rule train_nugget"):]
     assert "SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission failed: Requested " \
