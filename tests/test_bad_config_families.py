@@ -34,6 +34,7 @@ from multivec.config.dataclass_config import ConfigError
 from multivec.config.schema import SCHEMA, load_schema
 from multivec.config.yaml_files import (MAX_ALIAS_NODES, MAX_DEPTH, check_config_files, check_yaml_files,
                                         configfile_arguments, configfile_flag_problem, read_config_file)
+from doubles import schema_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -389,25 +390,15 @@ def test_plain_names_pass(demo_config, where, name):
     check_config(config, sources="off")
 
 
-def _schema_nodes(node, where="#"):
-    if isinstance(node, dict):
-        yield where, node
-        for key, value in node.items():
-            yield from _schema_nodes(value, f"{where}/{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _schema_nodes(value, f"{where}[{i}]")
-
-
 def test_one_schema_rule_holds_every_name_that_becomes_a_path():
     """Every name of the schema is the one plain_name rule or an enum, and no other pattern stands in for it:
     a new named list (or a new teacher key) joins NAME_PLACES with its rule."""
     schema = load_schema(SCHEMA)
-    refs = {where for where, node in _schema_nodes(schema) if node.get("$ref") == "#/$defs/plain_name"}
+    refs = {where for where, node in schema_nodes(schema) if node.get("$ref") == "#/$defs/plain_name"}
     assert refs == PLAIN_NAME_SCHEMA_PLACES
-    patterns = [where for where, node in _schema_nodes(schema) if "pattern" in node]
+    patterns = [where for where, node in schema_nodes(schema) if "pattern" in node]
     assert patterns == ["#/$defs/plain_name"], patterns
-    for where, node in _schema_nodes(schema):
+    for where, node in schema_nodes(schema):
         name = node.get("properties", {}).get("name")
         if name is not None:
             assert name.get("$ref") == "#/$defs/plain_name" or "enum" in name, f"{where}/properties/name"

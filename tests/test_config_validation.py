@@ -32,6 +32,7 @@ from multivec.nugget import configuration as nugget_configuration
 from multivec.nugget.configuration import NuggetConfig
 from multivec.training.distributed import PRECISIONS
 from multivec.training.engine import SCHEDULES, TrainConfig
+from doubles import schema_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -697,16 +698,6 @@ REPEATS_ALLOWED = {
 }
 
 
-def _schema_nodes(node, where="#"):
-    if isinstance(node, dict):
-        yield where, node
-        for key, value in node.items():
-            yield from _schema_nodes(value, f"{where}/{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _schema_nodes(value, f"{where}[{i}]")
-
-
 def _types(node):
     value = node.get("type")
     return value if isinstance(value, list) else [value]
@@ -716,7 +707,7 @@ def test_every_schema_object_is_closed_and_every_array_a_set():
     """No bare `type: object`: every object lists its keys and refuses others (or is a map whose values have a
     schema); every array refuses repeats unless REPEATS_ALLOWED says why not."""
     open_objects, multisets = [], []
-    for where, node in _schema_nodes(_schema()):
+    for where, node in schema_nodes(_schema()):
         if "object" in _types(node):
             closed = node.get("additionalProperties") is False and "properties" in node
             a_map = isinstance(node.get("additionalProperties"), dict) and node["additionalProperties"]

@@ -18,7 +18,6 @@ import runpy
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ import pytest
 from multivec.data.sources import (REGISTERED_COUNTS, SourceShrankError, check_registered_counts, get_file,
                                    registered_file_of)
 from multivec.io import MalformedInputError
+from doubles import fake_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -358,19 +358,6 @@ def test_missing_nltk_data_names_the_resource_nltk_data_and_the_mirror(case, mir
 
 # ------------------------------------------------------------------ family 5c: n_queries above the task
 
-def _fake_snakemake(inputs: dict, outputs: dict, params: dict, log: Path):
-    class Files(types.SimpleNamespace):
-        def get(self, key, default=None):
-            return getattr(self, key, default)
-
-        def __getitem__(self, key):
-            return list(vars(self).values())[key] if isinstance(key, int) else getattr(self, key)
-
-    return types.SimpleNamespace(input=Files(**{k: str(v) for k, v in inputs.items()}),
-                                 output=Files(**{k: str(v) for k, v in outputs.items()}),
-                                 params=types.SimpleNamespace(**params), log=[str(log)], threads=1, config={})
-
-
 N_QUERIES = [  # (id, queries kept in the released copy, table2.pi.n_queries)
     ("one-above-the-release", 1024, 1025),
     ("far-above-the-release", 1024, 5000),
@@ -384,12 +371,12 @@ def test_n_queries_above_the_released_task_names_the_key_and_both_numbers(case, 
     task = _copy_edited(mirror_root, tmp_path, "nugget_pi", "dev/task.jsonl", lambda lines: lines[:kept])
     out = tmp_path / "built" / "pi"
     out.mkdir(parents=True)
-    snakemake = _fake_snakemake(
+    snakemake = fake_snakemake(
         {"docs": task.parent / "docs.txt", "task": task},
         {"docs": out / "docs.txt", "task": out / "task.jsonl", "meta": out / "meta.json"},
         {"settings": {"source": "released", "n_queries": asked, "min_queries": None, "document_tokens": 512},
          "max_tokens": 512, "seed": 0, "encoder": "tiny-random-bert", "checks": {"max_unknown_share": 0.01}},
-        tmp_path / "pi.log")
+        tmp_path / "pi.log", config={})
     with pytest.raises(ValueError) as raised:
         runpy.run_path(str(REPO / "workflow" / "scripts" / "pi_task.py"), init_globals={"snakemake": snakemake})
     message = str(raised.value)

@@ -7,7 +7,6 @@ import os
 import runpy
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from multivec.io import MalformedInputError, read_json, write_jsonl
 from multivec.subencoder.data.segmentation import ORACLE_NAME, oracle_from_propsegment, segment_and_align
 from multivec.subencoder.data.sentence_pairs import SentencePair
 from multivec.subencoder.data.training_rows import SegmentedSentence, build_rows, read_segments
+from doubles import fake_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = {"c1:d1:0": "Jolie, who was born in LA, signed on in April 2016.",
@@ -153,19 +153,6 @@ def test_unaligned_propositions_are_counted_and_never_kept_with_an_empty_mask():
     assert [len(row["propositions"]) for row in rows] == [1, 1]
 
 
-def _fake_snakemake(inputs: dict, outputs: dict, params: dict, log: Path):
-    class Files(types.SimpleNamespace):
-        def get(self, key, default=None):
-            return getattr(self, key, default)
-
-        def __getitem__(self, key):
-            return list(vars(self).values())[key] if isinstance(key, int) else getattr(self, key)
-
-    return types.SimpleNamespace(input=Files(**{k: str(v) for k, v in inputs.items()}),
-                                 output=Files(**{k: str(v) for k, v in outputs.items()}),
-                                 params=types.SimpleNamespace(**params), log=[str(log)], threads=1)
-
-
 def test_the_build_writes_the_unaligned_count_into_meta_json(tmp_path, monkeypatch):
     """Rule subencoder_data_training's script: propositions the segmenter could not align (its meta.json)
     and those with empty spans in the segments are summed into data/built/subencoder/meta.json."""
@@ -187,7 +174,7 @@ def test_the_build_writes_the_unaligned_count_into_meta_json(tmp_path, monkeypat
                    "propositions_per_segmented_sentence": 1.5}}))
     out = tmp_path / "built"
     out.mkdir()
-    snakemake = _fake_snakemake(
+    snakemake = fake_snakemake(
         {"pairs": pairs, "segments": segments, "segments_meta": segments.parent / "meta.json"},
         {"train": out / "train.jsonl", "dev": out / "dev.jsonl", "meta": out / "meta.json"},
         {"settings": {"dev_fraction": 0.0, "min_kept_pairs": 1}, "linking": "one_to_one", "nli": {"kind": "proxy"},
