@@ -79,8 +79,8 @@ localrules:
 report: "workflow/report/workflow.rst"
 
 
-include: "rules/common.smk"
 include: "rules/statistics_common.smk"
+include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_ablation_common.smk"
@@ -90,7 +90,6 @@ include: "rules/nugget_gain.smk"
 include: "rules/nugget_lm_common.smk"
 include: "rules/nugget_lm.smk"
 include: "rules/table2.smk"
-include: "rules/token_pooling_common.smk"
 include: "rules/token_pooling.smk"
 include: "rules/subencoder_common.smk"
 include: "rules/subencoder_data.smk"

@@ -1,7 +1,7 @@
 # The claims (statistics.claims_file), read and checked against the tables the works registered
 # (rules/statistics_common.smk) before any job: a claim naming an unknown table, row or metric stops the
 # run here, naming it. Included after every work's rules, so that every table is registered. The logic is
-# multivec.statistics.workflow_tables and claims_file; these wrappers bind it to the config.
+# multivec.statistics.workflow_tables and claims_file; these bindings bind it to the config.
 
 from multivec.statistics.claims_file import check_claims as _check_claims
 from multivec.statistics.claims_file import claim_works as _claim_works
@@ -11,19 +11,10 @@ CLAIMS = _load_claims(claims_file())
 _check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
 # The works whose claims results/claims/<work>.csv evaluates, in the claims file's order.
 CLAIM_WORKS = _claim_works(CLAIMS)
-
-
-def claims_units(wildcards):
-    """{table: unit file over the claim seeds} of every table that a claim of the work reads and this scale
-    builds."""
-    return _stat_tables.claims_units(CLAIMS, wildcards.work, STAT_TABLES, skipped_claims(), "claims")
-
-
-def claims_tables(wildcards):
-    """The tables of claims_units, in its order (the script's names for the unit files)."""
-    return list(claims_units(wildcards))
-
-
-def claims_not_built():
-    """{table: why} for the tables a claim reads that this scale does not build."""
-    return STAT_TABLES.not_built(config["scale"])
+# {table: unit file over the claim seeds} of every table that a claim of the work reads and this scale builds.
+claims_units = lambda wildcards: _stat_tables.claims_units(CLAIMS, wildcards.work, STAT_TABLES, skipped_claims(),
+                                                           "claims")
+# The tables of claims_units, in its order (the script's names for the unit files).
+claims_tables = lambda wildcards: list(claims_units(wildcards))
+# {table: why} for the tables a claim reads that this scale does not build.
+claims_not_built = lambda: STAT_TABLES.not_built(config["scale"])

@@ -374,26 +374,18 @@ def test_frozen_layers_beyond_the_encoder_is_a_clear_error(bpe):
 
 
 def test_tsdae_row_trains_unfrozen(bpe):
-    """rules/common.smk builds the TSDAE row's config: mean bottleneck, nothing frozen (§6.1.2)."""
-    import ast
-    from pathlib import Path
+    """The zoo builds the TSDAE row's config (multivec.rules.nugget_zoo): mean bottleneck, nothing frozen
+    (§6.1.2)."""
+    from multivec.rules.nugget_zoo import NuggetZoo
 
-    source = (Path(__file__).resolve().parents[1] / "rules" / "common.smk").read_text()
-    functions = [node for node in ast.parse(source).body
-                 if isinstance(node, ast.FunctionDef)
-                 and node.name in ("training_seed", "nugget_model_config", "tsdae_model_config",
-                                   "zoo_model_config")]
-    from multivec.nugget import zoo
-
-    namespace = {"_zoo": zoo,
-                 "config": {"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
-                                       "decoder_ffn": 64, "target_vocab_size": 300},
-                            "nugget_analysis": {"model": {}},
-                            "seed": 0, "tsdae": {"noise_deletion": 0.6}}}
-    exec(compile(ast.Module(body=functions, type_ignores=[]), "rules/common.smk", "exec"), namespace)
-    cfg = NuggetConfig.from_dict(namespace["tsdae_model_config"]("ae"))
+    zoo = NuggetZoo({"nugget": {"encoder": "tiny-random-bert", "scorer_layer": 2, "decoder_heads": 2,
+                                "decoder_ffn": 64, "target_vocab_size": 300},
+                     "nugget_analysis": {"model": {}},
+                     "table2": {"rows": []},
+                     "seed": 0, "tsdae": {"noise_deletion": 0.6}})
+    cfg = NuggetConfig.from_dict(zoo.tsdae_model_config("ae"))
     assert cfg.bottleneck == "mean" and cfg.frozen_bottom == -1 and cfg.noise_deletion == 0.6
-    assert namespace["tsdae_model_config"]("ae", "14")["seed"] == 14  # the path's seed is the training seed
+    assert zoo.tsdae_model_config("ae", "14")["seed"] == 14  # the path's seed is the training seed
     model = NuggetModel.from_backbone(cfg, bpe)
     assert model.frozen_modules() == [] and all(p.requires_grad for p in model.parameters())
 

@@ -65,7 +65,9 @@ or the file and line:
      r > 0 and a ``mean`` one on r = 0 (the AE model it starts from);
      ``probability_gain.documents`` one per ``lengths`` entry,
      ``fig7_length`` one of them; ``nugget_lm.compress_tokens`` >= ``compress_window``;
-     ``nugget_ablation.layers["3"]`` = the scorer layer of the model it reuses; the teachers one of
+     ``nugget_ablation.layers["3"]`` = the scorer layer of the model it reuses; every
+     ``nugget_ablation.rows[i]`` builds, is the zoo model its variant names (same settings) and NUGGET
+     (l = 3) is the zoo's MT r = 0.1 model (``table4_zoo_problems``); the teachers one of
      ``distill.structural_teacher.models`` / ``contextual_teacher.variants``; and every NUGGET
      model config the rules build (Table 2's rows, TSDAE, each ``nugget_analysis`` objective and
      ratio) is built with ``NuggetConfig`` itself, its error reported at the config key that set
@@ -86,9 +88,9 @@ or the file and line:
    the same message is a warning; outside a Snakemake run the check runs only when asked
    (``sources="stop"``).
 
-A few cross-key checks also stand in the rules (``rules/nugget_figures.smk``, ``nugget_gain.smk``,
-``distill_teachers_common.smk``, ``nugget_ablation_common.smk``); the checks here run first and
-report every problem at once.
+No rule file raises a config error (``tests/test_workflow.py`` holds them to that): the checks here run
+first and report every problem at once, each naming its key path; among the cross-key checks, Table 4's rows
+against the zoo's models (``cross_checks.table4_zoo_problems``).
 """
 
 import os

@@ -1,6 +1,7 @@
 """Keys consistent with each other: pairs of settings the code relies on, each message naming both key
 paths (warm-up within training, dev set below the corpus size, minimums below maximums, the figures' ratios
-among the trained ones, the sub-sentence encoder's segmenter and row names, a comparison given once), and ratios that print as the model folders they name.
+among the trained ones, Table 4's rows the zoo's models, the sub-sentence encoder's segmenter and row names, a
+comparison given once), and ratios that print as the model folders they name.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def consistency_problems(config: dict) -> list[str]:
                 problems.append(f"distill.{key}.teacher: {teacher['teacher']!r} is not one of "
                                 f"distill.{key}.{known_key} ({', '.join(map(str, known))})")
     problems += _nugget_analysis_problems(config)
+    problems += table4_zoo_problems(config)
     problems += _subencoder_problems(config)
     problems += _comparison_problems(config)
     return problems
@@ -92,7 +94,7 @@ def _nugget_analysis_problems(config: dict) -> list[str]:
     analysis = config.get("nugget_analysis")
     if not analysis:
         return problems
-    folders = [str(r) for r in analysis["ratios"]]  # as rules/common.smk's LONG_RATIOS spells the folders
+    folders = [str(r) for r in analysis["ratios"]]  # as multivec.rules.nugget_figures spells the folders
     for key in ("fig5", "fig6", "probability_gain"):
         ratio = analysis.get(key, {}).get("ratio")
         if ratio is not None and str(ratio) not in folders:
@@ -111,7 +113,7 @@ def _nugget_analysis_problems(config: dict) -> list[str]:
                  lm.get("compress_tokens"), "the history states are mean-pooled in windows of compress_window")
         for i, row in enumerate(lm.get("rows", [])):
             where = key_path(("nugget_lm", "rows", i, "ratio"))
-            if row["ratio"] != 0:  # rules/nugget_lm_common.smk lm_ae_model: ratio 0 is the folder ae_r0
+            if row["ratio"] != 0:  # multivec.rules.nugget_lm lm_ae_model: ratio 0 is the folder ae_r0
                 problems.append(ratio_text_problem(where, row["ratio"], "models/nugget_long/ae_r{}/seed<seed>"))
             need = {"nuggets": "above 0 (a nugget model)", "mean": "0 (the one-vector model)"}.get(row["history"])
             if need and (row["ratio"] > 0) != (row["history"] == "nuggets"):
@@ -126,6 +128,47 @@ def _nugget_analysis_problems(config: dict) -> list[str]:
                             f"({values.get('scorer_layer')}): Table 4's NUGGET (l = 3) row is the model "
                             "models/nugget_long/mt_r0.1, trained with that scorer layer")
     return [p for p in problems if p]
+
+
+def table4_zoo_problems(config: dict) -> list[str]:
+    """Table 4's rows against the zoo's models (the rules read each row from the zoo, multivec.rules.nugget_ablation):
+    every row of ``nugget_ablation.rows`` builds, NUGGET (l = 3) is the zoo's MT r = 0.1 model of Table 2 and
+    Fig. 4, and every row's settings are those of the zoo model its variant names (rows whose settings coincide
+    read one folder). The settings are built as the rules build them (multivec.nugget.zoo.model_settings,
+    multivec.nugget.configuration.ablation_settings)."""
+    ablation = config.get("nugget_ablation") or {}
+    if not ablation.get("rows"):
+        return []
+    from multivec.config.dataclass_config import ConfigError
+    from multivec.nugget import zoo
+    from multivec.nugget.configuration import ablation_config, ablation_settings
+
+    nugget = config["nugget"]
+    layers = {int(paper): ours for paper, ours in ablation.get("layers", {}).items()}
+    try:  # the zoo's MT r = 0.1 model (Table 2, Fig. 4), every row's base
+        mt_r01 = zoo.nugget_variant("0.1", nugget["scorer_layer"], nugget["selector"], nugget["feedback"])
+        base = zoo.model_settings(config, "mt", mt_r01, config["seed"])
+    except (ConfigError, ValueError) as err:
+        return [f"nugget_ablation: Table 4 starts from the zoo's MT r = 0.1 model, which does not build: {err}"]
+    problems, built = [], {}
+    for i, name in enumerate(ablation["rows"]):
+        try:
+            ablation_config(name, base, layers=layers)
+            settings = ablation_settings(name, base, layers=layers)
+            built[name] = (i, settings, zoo.variant_of(settings))
+        except (ConfigError, ValueError) as err:
+            problems.append(f"{key_path(('nugget_ablation', 'rows', i))}: {name!r} does not build: {err}")
+    if "nugget_l3" in built and built["nugget_l3"][2] != mt_r01:
+        problems.append("nugget_ablation: NUGGET (l = 3) must be the MT r = 0.1 model of Table 2 and Fig. 4, but the "
+                        "Table 4 defaults (MT, r = 0.1, learned selector, feedback, nugget_ablation.layers['3']) name "
+                        f"{built['nugget_l3'][2]}, not {mt_r01}")
+    for name, (i, settings, variant) in built.items():
+        zoo_settings = zoo.model_settings(config, "mt", variant, config["seed"])
+        if zoo_settings != settings:
+            diff = sorted(k for k in set(zoo_settings) | set(settings) if zoo_settings.get(k) != settings.get(k))
+            problems.append(f"{key_path(('nugget_ablation', 'rows', i))}: row {name!r}: its settings differ from the "
+                            f"zoo model {variant} in {diff}")
+    return problems
 
 
 def _subencoder_problems(config: dict) -> list[str]:

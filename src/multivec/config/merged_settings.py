@@ -32,8 +32,9 @@ def merge(layers: Iterable[Fields]) -> tuple[dict, dict[str, str]]:
 
 
 def train_layers(config: dict) -> dict[str, list[Fields]]:
-    """Every TrainConfig the rules build, by its block (rules/common.smk train_config and long_train_config,
-    rules/nugget_lm.smk, distill_common.smk, subencoder_common.smk), as the blocks they merge."""
+    """Every TrainConfig the rules build, by its block (multivec.rules.nugget_zoo train_config and
+    long_train_config, rules/nugget_lm.smk, multivec.rules.distill_students, multivec.rules.subencoder), as the
+    blocks they merge."""
     base = block("train", config["train"])
     trainings = {"train": [base]}
     if "nugget_analysis" in config:
@@ -47,13 +48,14 @@ def train_layers(config: dict) -> dict[str, list[Fields]]:
     return trainings
 
 
-# The fields rules/common.smk's tsdae_model_config sets on top of a NUGGET model's config.
+# The fields the zoo's TSDAE variant (multivec.rules.nugget_zoo tsdae_model_config) sets on top of a NUGGET model's
+# config.
 TSDAE_FIELDS = {"ratio": 1.0, "bottleneck": "mean", "residual": False, "feedback": False, "frozen_layers": -1}
 
 
 def nugget_layers(config: dict) -> dict[str, list[Fields]]:
     """Every NuggetConfig the rules build, by what it is for, as the blocks they merge: Table 2's NUGGET
-    and TSDAE rows (rules/common.smk nugget_model_config, tsdae_model_config) and the longer-trained
+    and TSDAE rows (multivec.rules.nugget_zoo nugget_model_config, tsdae_model_config) and the longer-trained
     model of each ``nugget_analysis`` objective and ratio (long_model_config)."""
     nugget = block("nugget", config["nugget"])
     seed = {"seed": (config["seed"], "seed")}

@@ -4,7 +4,7 @@
 below, of every ``data/raw/<source>/<file>`` that the workflow's rules read under ``config`` for target ``all``:
 
 - the training corpora: ``corpora.autoencoding.sources`` and ``corpora.translation.source`` (with WMT19's
-  ``dev.tgz`` for ``wmt19_enzh``), as ``SOURCE_FILES`` in rules/common.smk names them;
+  ``dev.tgz`` for ``wmt19_enzh``), as ``SOURCE_FILES`` in multivec.rules.paths names them;
 - Table 2's tasks: ``table2.pi.source`` (``released``: NUGGET's dev files; else ParaBank) and
   ``table2.rr.source``;
 - NUGGET's analyses: WikiText-2 test (the probability-gain documents); ``nugget_lm.{train,eval}_source``;
@@ -38,7 +38,7 @@ SCALE_FILES = {
     "rehearsal": ["paper.yaml", "rehearsal.yaml"],
 }
 
-# rules/common.smk SOURCE_FILES: a corpus source name -> its registered files (gensim's are not registered).
+# multivec.rules.paths SOURCE_FILES: a corpus source name -> its registered files (gensim's are not registered).
 CORPUS_FILES: dict[str, list[tuple[str, str]]] = {
     "wikitext2": [("wikitext2", "valid.txt"), ("wikitext2", "test.txt")],
     "wikitext103": [("wikitext103_raw", "wikitext-103-raw-v1.zip")],
@@ -48,7 +48,7 @@ CORPUS_FILES: dict[str, list[tuple[str, str]]] = {
     "wmt19_enzh_dev": [("wmt19_enzh", "dev.tgz")],
     "parabank_v1": [("parabank_v1", "parabank-1.0-full.zip")],
 }
-# rules/distill_teachers_common.smk DISTILL_GENSIM
+# multivec.rules.distill_teachers DISTILL_GENSIM
 DISTILL_TRAIN_FILES: dict[str, list[tuple[str, str]]] = {
     "lee_background": [],
     "gensim_enwiki": [],
