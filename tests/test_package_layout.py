@@ -154,6 +154,7 @@ LAYERS = (
     ("data", "encodings", "metrics", "retrieval", "statistics", "training"),  # shared building blocks
     ("tasks", "baselines", "evaluation"),  # shared ranking tasks, baseline encoders, ranking evaluation
     ("nugget", "subencoder", "distill"),  # the three works, each in its package
+    ("rules", "interop"),  # what the rule files name, bound to the config there; exports to other libraries
     ("rehearsal", "__main__"),  # the rehearsal scale's fixtures; the command line
 )
 WORKS = ("nugget", "subencoder", "distill")
@@ -163,6 +164,9 @@ WORKS = ("nugget", "subencoder", "distill")
 KNOWN_BACKWARD_IMPORTS = {
     # the config layer builds every NuggetConfig the rules build, to report an error at the key that set it
     ("multivec.config.merged_settings", "multivec.nugget.configuration"),
+    # Table 4's rows checked against the zoo's models before any job, built as the rules build them
+    ("multivec.config.cross_checks", "multivec.nugget.configuration"),
+    ("multivec.config.cross_checks", "multivec.nugget.zoo"),
     # NUGGET's training corpus builder, which sizes documents with NUGGET's source tokenizer
     ("multivec.data.documents", "multivec.nugget.processing"),
     # the overlap audit reads every work's corpora against every evaluation task

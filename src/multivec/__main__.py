@@ -75,12 +75,40 @@ def _mirror_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _export_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from multivec.interop.cli import add_model_arguments
+
+    add_model_arguments(parser)
+
+
+def _export_model_run(args: argparse.Namespace) -> int:
+    from multivec.interop.cli import run_model
+
+    return run_model(args)
+
+
+def _export_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from multivec.interop.cli import add_run_arguments
+
+    add_run_arguments(parser)
+
+
+def _export_run_run(args: argparse.Namespace) -> int:
+    from multivec.interop.cli import run_run
+
+    return run_run(args)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "inspect": ("say what an artifact is: type, counts, schema, statistics, samples", _inspect_arguments, _inspect_run),
     "mirror": ("write a data mirror of every source a scale reads (copied, built or downloaded; sha256-checked)",
                _mirror_arguments, _mirror_run),
     "rehearsal-mirror": ("write the rehearsal's fixture data mirror (upstream formats, tiny models, registry "
                          "overlay) for config/rehearsal.yaml", _rehearsal_mirror_arguments, _rehearsal_mirror_run),
+    "export-model": ("export a trained model folder as a sentence-transformers folder (SentenceTransformer or "
+                     "MultiVectorEncoder) with a model card", _export_model_arguments, _export_model_run),
+    "export-run": ("write a ranking evaluation's rankings as a TREC run and qrels (and the task in BEIR's layout)",
+                   _export_run_arguments, _export_run_run),
 }
 
 
