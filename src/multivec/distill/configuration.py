@@ -82,7 +82,9 @@ class LossConfig:
     soft_cca_delta: float = 0.03
     sdl_alpha: float = 0.95
     sdl_normalise: bool = True  # SDL divided by k^2 - k (the authors' code); false: the plain sum (thesis eq. 4.10)
-    mask_max_tokens: int = 384  # structural teacher's input limit
+    # The structural teacher's input limit: L_S counts only for documents it reads whole (the authors' cos_final);
+    # None: no mask, L_S for every document (the authors' mm_mse_final, max_structural_length: null)
+    mask_max_tokens: int | None = 384
     mask_tokenizer: str = "minilm"  # tokenizer counting the structural teacher's tokens
 
     def __post_init__(self) -> None:
@@ -94,6 +96,8 @@ class LossConfig:
         if self.contextual is not None and self.contextual not in CONTEXTUAL_LOSSES:
             raise ValueError(f"distill.loss.contextual={self.contextual!r}: expected one of "
                              f"{', '.join(CONTEXTUAL_LOSSES)} or null")
+        if self.mask_max_tokens is not None and self.mask_max_tokens < 1:
+            raise ValueError(f"distill.loss.mask_max_tokens={self.mask_max_tokens}: must be >= 1 or null (no mask)")
         if self.combination not in COMBINATIONS:
             raise ValueError(f"distill.loss.combination={self.combination!r}: expected one of "
                              f"{', '.join(COMBINATIONS)}")

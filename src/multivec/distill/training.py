@@ -161,8 +161,11 @@ def aligned_embeddings(folder: str | os.PathLike, ids: Sequence[str],
     return np.asarray(vectors, dtype=np.float32)[[index[d] for d in ids]]
 
 
-def length_mask(texts: Sequence[str], tokenizer_ref: str, max_tokens: int) -> np.ndarray:
-    """1.0 where the structural teacher reads the whole text (<= max_tokens tokens with specials), else 0.0."""
+def length_mask(texts: Sequence[str], tokenizer_ref: str, max_tokens: int | None) -> np.ndarray:
+    """1.0 where the structural teacher reads the whole text (<= max_tokens tokens with specials), else 0.0;
+    ``max_tokens`` None: no mask (1.0 everywhere, the authors' ``max_structural_length: null``)."""
+    if max_tokens is None:
+        return np.ones(len(texts), np.float32)
     from multivec.io.resources import load_tokenizer
 
     tokenizer = load_tokenizer(tokenizer_ref)

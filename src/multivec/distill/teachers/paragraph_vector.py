@@ -4,9 +4,16 @@ documents); documents it has not seen (the evaluation tasks') get ``infer_vector
 
 Options as the thesis explores them: the architecture (``dm`` = PV-DM, ``dbow`` = PV-DBOW; a
 variant with several parts concatenates their vectors, e.g. the thesis's 2048-d DM 1024 (stemmed)
-+ DBOW 1024 (no preprocessing)), ``vector_size``, ``min_count`` and the text preprocessing
-(``none`` / ``lowercase`` / ``stem`` = lowercase + Porter stemmer); fixed as the authors' code has
-them: window 5, negative 5, sample 0, dbow_words on, 10 epochs.
++ DBOW 1024 (no preprocessing)), ``vector_size``, ``min_count``, the text preprocessing
+(``none`` / ``lowercase`` / ``stem`` = lowercase + Porter stemmer) and, for a DBOW part, ``dbow_words``
+(train word vectors skip-gram style alongside the document vectors; gensim ignores it for DM).
+Fixed as the authors' PV configs have them: window 5, negative 5, sample 0, mean of the context
+vectors (gensim's default, the authors' ``dm_mean: 1``). The epochs come from the config
+(``distill.contextual_teacher.epochs``, a variant may set its own). The authors' PV configs
+(experiments/generate_embeddings_pv_wikipedia.yaml) train 30 epochs with ``min_count`` 10 and
+``dbow_words`` 0: config/paper.yaml sets those; the demo keeps ``min_count`` 2 and ``dbow_words`` on for
+its 517 documents (docs/distill.md). ``dbow_words`` defaults to on so that saved demo models and their
+``variant.json`` stay as they were: a part records it only when it is off.
 
 Determinism: one worker, a fixed ``seed`` and a fixed word hash (``stable_hash``, so the initial
 word vectors do not depend on Python's salted ``hash``); ``infer_vector`` seeds a new document's
@@ -40,7 +47,7 @@ log = logging.getLogger(__name__)
 
 ARCHITECTURES = ("dm", "dbow")
 PREPROCESSING = ("none", "lowercase", "stem")
-FIXED = dict(window=5, negative=5, hs=0, sample=0, dbow_words=1)
+FIXED = dict(window=5, negative=5, hs=0, sample=0)
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -84,14 +91,26 @@ class PVPart:
     vector_size: int = 100
     min_count: int = 2
     preprocessing: str = "lowercase"
+    dbow_words: bool = True  # DBOW parts: also train word vectors (skip-gram); the authors' PV configs: off
 
     def __post_init__(self):
+        if not isinstance(self.dbow_words, bool):
+            raise ValueError(f"paragraph vector dbow_words must be true or false, got {self.dbow_words!r}")
         if self.architecture not in ARCHITECTURES:
             raise ValueError(f"paragraph vector architecture {self.architecture!r}; known: {', '.join(ARCHITECTURES)}")
         if self.preprocessing not in PREPROCESSING:
             raise ValueError(f"paragraph vector preprocessing {self.preprocessing!r}; known: {', '.join(PREPROCESSING)}")
         if self.vector_size < 1 or self.min_count < 1:
             raise ValueError(f"vector_size and min_count must be >= 1, got {self.vector_size}, {self.min_count}")
+
+
+def part_record(part: PVPart) -> dict:
+    """A part's fields as ``variant.json`` and the embeddings' meta record them: ``dbow_words`` only when it is off
+    (its default, on, is what every part trained before the option had, so their records stay byte-identical)."""
+    record = vars(part).copy()
+    if record["dbow_words"]:
+        del record["dbow_words"]
+    return record
 
 
 @dataclass(frozen=True)
@@ -131,14 +150,16 @@ def train_part(part: PVPart, texts: list[str], epochs: int, seed: int):
 
     corpus = [TaggedDocument(tokenize(text, part.preprocessing), [i]) for i, text in enumerate(texts)]
     model = Doc2Vec(vector_size=part.vector_size, min_count=part.min_count, dm=int(part.architecture == "dm"),
-                    epochs=epochs, workers=1, seed=seed, hashfxn=stable_hash, **FIXED)
+                    dbow_words=int(part.dbow_words), epochs=epochs, workers=1, seed=seed, hashfxn=stable_hash,
+                    **FIXED)
     model.build_vocab(corpus)
     if len(model.wv) == 0:
         raise ValueError(f"paragraph vector: no word occurs min_count={part.min_count} times in {len(texts)} documents")
     start = time.time()
     model.train(corpus, total_examples=len(corpus), epochs=epochs)
-    log.info("PV %s %d-d %s min_count %d: %d documents, %d words in vocabulary, %d epochs, %.1f s",
-             part.architecture, part.vector_size, part.preprocessing, part.min_count, len(corpus), len(model.wv),
+    log.info("PV %s %d-d %s min_count %d%s: %d documents, %d words in vocabulary, %d epochs, %.1f s",
+             part.architecture, part.vector_size, part.preprocessing, part.min_count,
+             "" if part.dbow_words or part.architecture == "dm" else " (no word vectors)", len(corpus), len(model.wv),
              epochs, time.time() - start)
     return model
 
@@ -175,7 +196,7 @@ def save_models(folder: str | os.PathLike, variant: PVVariant, models: list, met
     folder.mkdir(parents=True, exist_ok=True)
     for i, model in enumerate(models):
         write_doc2vec(model, folder, part_stem(i), stable_hash)
-    record = {"name": variant.name, "parts": [vars(p) for p in variant.parts], "epochs": variant.epochs,
+    record = {"name": variant.name, "parts": [part_record(p) for p in variant.parts], "epochs": variant.epochs,
               "seed": variant.seed, **(meta or {})}
     (folder / "variant.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 

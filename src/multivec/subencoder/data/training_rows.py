@@ -13,11 +13,17 @@ every other proposition has a label of its own. Which links count:
 - ``one_to_one`` (default): a maximum one-to-one matching of the positive proposition pairs of a
   sentence pair (``linear_sum_assignment``; among matchings with the most links, the one with the
   highest content-word Jaccard). Bidirectional entailment between two sentences' atomic facts is
-  close to one-to-one, and the authors' code makes every other proposition of the same sentence
-  a negative; a lenient judge (the demo's similarity proxy) passes "X is an actor" against both
+  close to one-to-one, and the paper makes every other proposition of the same sentence a negative
+  (§3, Fig. 2); a lenient judge (the demo's similarity proxy) passes "X is an actor" against both
   "X is actor" and "X is producer", and closing those links transitively would give siblings of
   one sentence a shared label, i.e. train them as positives of each other.
-- ``transitive``: every positive link, closed transitively within the pair (the first version).
+- ``transitive``: every positive link, closed transitively within the pair (the first version; paper
+  scale). This is what the authors' code does: its batch labelling (``convert_example_to_features``)
+  gives each proposition its own label and merges labels along every positive link, so siblings
+  linked to one proposition of the other sentence share a label. Their ``label_utils`` defines a
+  ``NEGATIVE_INTRA_SENTENCE`` label, but no labelling uses it: siblings are negatives only by having
+  labels of their own. (Their greedy merge can miss part of a clique, as its TODO says; the closure
+  here does not.)
 
 Labels are unique across the file, so propositions of different pairs in one batch are always
 negatives. Propositions with empty char spans (unaligned) are dropped and counted
