@@ -66,6 +66,7 @@ def local_slurm():
     with a 10 s timeout), which would slow every later test that runs Snakemake."""
     import shutil
     import subprocess
+    import tempfile
     from types import SimpleNamespace
 
     from slurm_accounting import CPU_PARTITION, run, slurm_is_up
@@ -79,13 +80,19 @@ def local_slurm():
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the SLURM tests, but {reason}")
         pytest.skip(f"no local SLURM: {reason}")
-    was_up = slurm_is_up()
-    started = subprocess.run(["bash", str(REPO / "scripts/slurm/start_local_slurm.sh")], capture_output=True,
-                             text=True, timeout=1200)
+    from filelock import FileLock
+
+    # Parallel test workers (pytest -n, the README's fast command) each run this fixture: one starts SLURM while
+    # the others wait on the lock, and none stops it, since another worker may still be submitting to it.
+    parallel_worker = os.environ.get("PYTEST_XDIST_WORKER") is not None
+    with FileLock(str(Path(tempfile.gettempdir()) / "multivec-local-slurm.lock"), timeout=1500):
+        was_up = slurm_is_up()
+        started = subprocess.run(["bash", str(REPO / "scripts/slurm/start_local_slurm.sh")], capture_output=True,
+                                 text=True, timeout=1200)
     print(started.stdout, started.stderr)
     assert started.returncode == 0, started.stdout + started.stderr
     yield SimpleNamespace(node=run(["sinfo", "-h", "-p", CPU_PARTITION, "-o", "%N"]).strip())
-    if not was_up:
+    if not was_up and not parallel_worker:
         stopped = subprocess.run(["bash", str(REPO / "scripts/slurm/stop_local_slurm.sh")], capture_output=True,
                                  text=True, timeout=300)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
