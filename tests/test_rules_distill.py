@@ -74,6 +74,13 @@ def test_student_settings(demo):
     assert not students.distill_student_config(14, "ls_cosine")["freeze_backbone"]
     assert students.distill_train_config("15") == {**demo["distill"]["train"], "seed": 15}
     assert students.distill_note().startswith(f"Scale {demo['scale']}; student ")
+    assert students.distill_note().endswith(f"the structural teacher reads {demo['distill']['loss']['mask_max_tokens']} "
+                                            "tokens.")
+    # No length mask (mask_max_tokens null, the authors' mm_mse_final overlay): said so, never "reads None tokens".
+    unmasked = copy.deepcopy(demo)
+    unmasked["distill"]["loss"]["mask_max_tokens"] = None
+    note = works(unmasked)[1].distill_note()
+    assert "None" not in note and note.endswith("L_S on every document (no length mask).")
     assert students.distill_task_files("lee") == {"documents": "data/built/distill/eval_lee.jsonl"}
     assert set(students.distill_geometry_tasks()) <= set(students.distill_tasks())
 

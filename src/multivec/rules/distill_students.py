@@ -83,12 +83,15 @@ class DistillStudents:
         """The table's first line: scale, student, schedule, seeds and the loss combination."""
         train, student, loss = self.distill["train"], self.distill["student"], self.distill["loss"]
         chunks = f" in chunks of {student['chunk_tokens']}" if student.get("chunk_tokens") else ""
+        # mask_max_tokens null: L_S on every document, however long (the authors' mm_mse_final, an overlay)
+        structural_mask = (f"the structural teacher reads {loss['mask_max_tokens']} tokens"
+                           if loss.get("mask_max_tokens") is not None else "L_S on every document (no length mask)")
         return (f"Scale {self.config['scale']}; student {student['backbone']} reading up to {student['max_tokens']} "
                 f"tokens{chunks} "
                 f"({train['max_steps']} steps of batch {train['batch_size']} x {train.get('grad_accumulation', 1)}, "
                 f"lr {train['lr']} backbone / {train.get('lr_scratch') or train['lr']} heads, "
                 f"seeds {', '.join(map(str, self.seeds.model_seeds('tables')))}); combination {loss['combination']} "
-                f"(lambda {loss['lam']}); the structural teacher reads {loss['mask_max_tokens']} tokens.")
+                f"(lambda {loss['lam']}); {structural_mask}.")
 
     def distill_train_config(self, seed: Any) -> dict[str, Any]:
         """The training settings of a student trained with ``seed`` (batch order, dropout)."""
