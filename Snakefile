@@ -32,10 +32,16 @@ for _note in check_config(config, os.path.join(workflow.basedir, "config", "sche
 
 # A SLURM run (--profile profiles/slurm) checks every job it is about to submit against the cluster
 # (account, partition, CPUs, memory, time, GPUs) before any job runs; see multivec.pipeline.slurm_preflight.
+# At paper scale, the settings that differ from docs/paper_settings.md are named (multivec.rules.paper_settings).
 onstart:
+    from snakemake.logging import logger
     from multivec.pipeline.slurm_preflight import check_workflow
+    from multivec.rules.paper_settings import differences
 
     check_workflow(workflow)
+    # A paper-scale run that overrides an audited setting on purpose goes on, naming each one (also in claims.md).
+    for _line in differences(config, os.path.join(workflow.basedir, "docs", "paper_settings.md")):
+        logger.warning(f"Paper setting changed: {_line}")
 
 
 # Light aggregation jobs run where Snakemake runs, not as cluster jobs: per-unit score files, tables,

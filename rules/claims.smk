@@ -42,6 +42,7 @@ rule claims:
         works=CLAIM_WORKS,
         statistics=claims_params(),
         seeds=model_seeds("claims"),
+        paper_settings=paper_setting_differences,
     log:
         "logs/claims.log",
     benchmark:

@@ -6,6 +6,7 @@
 from multivec.statistics.claims_file import check_claims as _check_claims
 from multivec.statistics.claims_file import claim_works as _claim_works
 from multivec.statistics.claims_file import load_claims as _load_claims
+from multivec.rules.paper_settings import differences as _paper_setting_differences
 
 CLAIMS = _load_claims(claims_file())
 _check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
@@ -18,3 +19,6 @@ claims_units = lambda wildcards: _stat_tables.claims_units(CLAIMS, wildcards.wor
 claims_tables = lambda wildcards: list(claims_units(wildcards))
 # {table: why} for the tables a claim reads that this scale does not build.
 claims_not_built = lambda: STAT_TABLES.not_built(config["scale"])
+# At paper scale, each audited setting this run changes (docs/paper_settings.md), for claims.md; empty elsewhere.
+paper_setting_differences = lambda wildcards: _paper_setting_differences(
+    config, os.path.join(workflow.basedir, "docs", "paper_settings.md"))

@@ -96,6 +96,14 @@ def test_one_seed_is_noted_and_skips_and_unbuilt_tables_are_not_built(tmp_path):
     write_claims(frame, tmp_path / "c.csv", tmp_path / "c.md", "Scale: smoke")
     md = (tmp_path / "c.md").read_text()
     assert "**holds**" in md and "1 holds, 0 contradicted, 0 inconclusive, 2 not built" in md
+    assert "Settings that differ" not in md  # none changed: the page is as before
+    # A paper-scale run that changed audited settings lists them at the end of the page.
+    write_claims(frame, tmp_path / "c.csv", tmp_path / "p.md", "Scale: paper",
+                 changed_settings=["train.grad_accumulation (NUGGET, ...): this run 1, paper scale 4 (paper: ...)"])
+    paper_md = (tmp_path / "p.md").read_text()
+    assert paper_md.startswith(md.replace("Scale: smoke", "Scale: paper").rstrip("\n"))
+    assert paper_md.rstrip().endswith("- train.grad_accumulation (NUGGET, ...): this run 1, paper scale 4 (paper: ...)")
+    assert "## Settings that differ from the papers' (docs/paper_settings.md)" in paper_md
 
 
 def two_works_claims(tmp_path):

@@ -6,9 +6,7 @@ Vector's DBOW parts can skip word vectors."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
-import math
 import re
 from pathlib import Path
 
@@ -16,37 +14,12 @@ import numpy as np
 import pytest
 import yaml
 
+from multivec.rules.paper_settings import (MISSING, PAPER_FILES, audited_tables, differences, engine_default,
+                                          lookup, same, stated_value)
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "paper_settings.md"
 STATUSES = ("match (authors' code)", "match", "unstated", "deviation")
-HEADER = ["Work", "Setting", "Config key", "Paper / authors", "Source", "Paper scale", "Status"]
-
-
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def tables() -> list[tuple[list[str], list[dict[str, str]]]]:
-    """(config files merged, rows) of every audited table: a table follows a line "Merged config: `a` + `b` ..."."""
-    found, files, lines = [], None, DOC.read_text(encoding="utf-8").splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("Merged config:"):
-            files = re.findall(r"`([^`]+)`", line)
-        if line.startswith("|") and _cells(line) == HEADER:
-            assert files, f"{DOC}:{i + 1}: a settings table without a 'Merged config:' line above it"
-            rows, i = [], i + 2  # skip the |---| line
-            while i < len(lines) and lines[i].startswith("|"):
-                cells = _cells(lines[i])
-                assert len(cells) == len(HEADER), f"{DOC}:{i + 1}: {len(cells)} cells, expected {len(HEADER)}"
-                rows.append({**dict(zip(HEADER, cells)), "line": i + 1})
-                i += 1
-            found.append((files, rows))
-            files = None
-            continue
-        i += 1
-    return found
 
 
 def merged(files: list[str]) -> dict:
@@ -58,43 +31,7 @@ def merged(files: list[str]) -> dict:
     return config
 
 
-MISSING = object()
-
-
-def lookup(config: dict, key: str):
-    node = config
-    for part in key.split("."):
-        if isinstance(node, list):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return MISSING
-    return node
-
-
-def engine_default(key: str):
-    """A training block's field that no config file sets: the training engine's default."""
-    from multivec.training.engine import TrainConfig
-
-    parent, _, field = key.rpartition(".")
-    assert parent == "train" or parent.endswith(".train"), f"{key}: not in the config and not a training field"
-    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
-    assert field in defaults, f"{key}: not in the config and not a TrainConfig field"
-    return defaults[field]
-
-
-def same(a, b) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-12)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return a == b and type(a) is type(b)
-
-
-TABLES = tables()
+TABLES = [(list(table.files), list(table.rows)) for table in audited_tables(DOC)]
 ROWS = [(files, row) for files, rows in TABLES for row in rows]
 
 
@@ -126,13 +63,12 @@ def test_every_stated_value_is_the_merged_config(files, row):
     if row["Config key"] in ("—", "-"):
         assert not value_cell.startswith("`"), f"{DOC}:{row['line']}: a value without a config key to check it at"
         return
-    match = re.match(r"`([^`]*)`", value_cell)
-    assert match, f"{DOC}:{row['line']}: the Paper scale cell must start with the backticked value of {key}"
-    stated = yaml.safe_load(match.group(1))
+    stated = stated_value(row, DOC)
     actual = lookup(merged(files), key)
     if actual is MISSING:
         assert "engine default" in value_cell, f"{DOC}:{row['line']}: {key} is in no config file"
         actual = engine_default(key)
+        assert actual is not MISSING, f"{DOC}:{row['line']}: {key} is in no config file and no training field"
     assert same(stated, actual), (f"{DOC}:{row['line']}: {key} is {actual!r} in {' + '.join(files)}, "
                                   f"the table says {stated!r}")
 
@@ -256,3 +192,38 @@ def test_the_demo_soft_cca_heads_are_those_of_the_authors_final_run_with_its_tea
         assert demo[key] == mm_mse["student"][key], key
     assert mm_mse["contextual_teacher"]["teacher"] == "dm100"
     assert demo["contextual_head_init"] == "random"
+
+
+def test_a_paper_run_names_every_setting_it_changes_and_nothing_else():
+    """A paper-scale run that overrides settings on purpose is not stopped: the workflow prints, and
+    results/claims.md lists, each audited setting that differs from the table (multivec.rules.paper_settings)."""
+    import copy
+
+    paper = merged(list(PAPER_FILES))
+    assert differences(paper, DOC) == []
+    changed = copy.deepcopy(paper)
+    changed["train"]["grad_accumulation"] = 1
+    changed["distill"]["contextual_teacher"]["epochs"] = 10
+    del changed["nugget"]["residual"]  # no config value and no training field: "not set"
+    lines = differences(changed, DOC)
+    assert len(lines) == 3, lines
+    assert any(line.startswith("train.grad_accumulation (NUGGET") and "this run 1, paper scale 4" in line
+               for line in lines), lines
+    assert any(line.startswith("distill.contextual_teacher.epochs") and "this run 10, paper scale 30" in line
+               for line in lines), lines
+    assert any(line.startswith("nugget.residual ") and "this run not set" in line for line in lines), lines
+    # Other scales differ by design; a workflow copy without docs/ names nothing.
+    assert differences({**changed, "scale": "demo"}, DOC) == []
+    assert differences(changed, REPO / "no-such-doc.md") == []
+
+
+def test_a_table_without_its_merge_line_or_with_a_short_row_stops_naming_the_line(tmp_path):
+    header = "| " + " | ".join(["Work", "Setting", "Config key", "Paper / authors", "Source", "Paper scale",
+                                 "Status"]) + " |\n|---|---|---|---|---|---|---|\n"
+    doc = tmp_path / "settings.md"
+    doc.write_text("# x\n\n" + header + "| a | b | `k` | c | d | `1` | match |\n")
+    with pytest.raises(ValueError, match=r"settings.md:3: a settings table without a 'Merged config:' line"):
+        audited_tables(doc)
+    doc.write_text("Merged config: `config/config.yaml` + `config/paper.yaml`\n\n" + header + "| a | b | `k` |\n")
+    with pytest.raises(ValueError, match=r"settings.md:5: 3 cells, expected 7"):
+        audited_tables(doc)

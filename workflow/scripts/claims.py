@@ -10,5 +10,5 @@ with rule_logging(snakemake.log[0]) as log:
                          load_claims(snakemake.input.claims_file), scale=s["scale"], where=paths)
     scale_line = (f"Scale: {s['scale']}; claim seeds {', '.join(map(str, p.seeds))}; alpha {s['alpha']}; "
                   f"{s['bootstrap_resamples']} bootstrap resamples, {s['permutation_resamples']} permutations.")
-    write_claims(frame, snakemake.output.csv, snakemake.output.md, scale_line)
+    write_claims(frame, snakemake.output.csv, snakemake.output.md, scale_line, changed_settings=p.paper_settings)
     log.info("%s", frame[["id", "verdict", "note"]].to_string(index=False))

@@ -297,7 +297,9 @@ def merge_claims(frames: Mapping[str, pd.DataFrame], claims: Sequence[dict[str, 
 
 
 def write_claims(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike,
-                 scale_line: str = "") -> None:
+                 scale_line: str = "", changed_settings: Sequence[str] = ()) -> None:
+    """The claims as CSV and Markdown; ``changed_settings`` (a paper-scale run's settings that differ from
+    docs/paper_settings.md, multivec.rules.paper_settings) end the Markdown, so a verdict is read with them."""
     for path in (csv_path, md_path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(csv_path, index=False)
@@ -306,6 +308,10 @@ def write_claims(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str 
     lines = claims_markdown(frame, "Paper claims and their verdicts")
     lines[1:1] = ["", scale_line.strip(), "", f"{len(frame)} claims: {summary}."] if scale_line else \
         ["", f"{len(frame)} claims: {summary}."]
+    if changed_settings:
+        lines += ["", "## Settings that differ from the papers' (docs/paper_settings.md)", "",
+                  f"This run changed {len(changed_settings)} audited paper-scale setting(s):", "",
+                  *[f"- {line}" for line in changed_settings]]
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
