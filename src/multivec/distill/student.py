@@ -74,24 +74,11 @@ class Student(nn.Module):
         return [row[: self.config.max_tokens] for row in ids]
 
     def chunks(self, ids: Sequence[int]) -> list[list[int]]:
-        piece = (self.config.chunk_tokens - 2) if self.config.chunk_tokens else max(1, len(ids))
-        pieces = [ids[i:i + piece] for i in range(0, len(ids), piece)] or [[]]
-        return [self._prefix + list(p) + self._suffix for p in pieces]
+        return chunk_ids(ids, self.config.chunk_tokens, self._prefix, self._suffix)
 
     def collate(self, documents: Sequence[Sequence[int]]) -> ChunkBatch:
-        sequences, owner = [], []
-        for index, ids in enumerate(documents):
-            for chunk in self.chunks(ids):
-                sequences.append(chunk)
-                owner.append(index)
-        width = max(len(s) for s in sequences)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(sequences), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long)
-        for row, seq in enumerate(sequences):
-            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[row, : len(seq)] = 1
-        return ChunkBatch(input_ids, mask, torch.tensor(owner, dtype=torch.long), len(documents))
+        input_ids, mask, owner = pad_chunks(documents, self.chunks, self.tokenizer.pad_token_id or 0)
+        return ChunkBatch(input_ids, mask, owner, len(documents))
 
     # -- encoding ----------------------------------------------------------------------------------
     def forward(self, batch: ChunkBatch) -> torch.Tensor:
@@ -168,3 +155,28 @@ def length_report(student: Student, texts: Sequence[str], limits: dict[str, int]
         report[f"longer_than_{name}"] = longer
         report[f"longer_than_{name}_share"] = round(longer / n, 4)
     return report
+
+
+def chunk_ids(ids: Sequence[int], chunk_tokens: int | None, prefix: list[int], suffix: list[int]) -> list[list[int]]:
+    """A document's content ids cut into windows of ``chunk_tokens`` (specials included; None: one window), each
+    between the tokenizer's specials (also used by the exported student, multivec.interop.chunked_student)."""
+    piece = (chunk_tokens - 2) if chunk_tokens else max(1, len(ids))
+    pieces = [ids[i:i + piece] for i in range(0, len(ids), piece)] or [[]]
+    return [prefix + list(p) + suffix for p in pieces]
+
+
+def pad_chunks(documents: Sequence[Sequence[int]], chunks, pad: int):
+    """(input ids, attention mask, owning document of each chunk) of every document's ``chunks(ids)``, padded
+    right with ``pad`` to the longest chunk."""
+    sequences, owner = [], []
+    for index, ids in enumerate(documents):
+        for chunk in chunks(ids):
+            sequences.append(chunk)
+            owner.append(index)
+    width = max(len(s) for s in sequences)
+    input_ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return input_ids, mask, torch.tensor(owner, dtype=torch.long)

@@ -23,6 +23,8 @@ from typing import Any, Sequence
 import torch
 from sentence_transformers.base.modules import Module, Transformer
 
+from multivec.distill.student import chunk_ids, pad_chunks
+
 CHUNK_KEY = "chunk_document"
 
 
@@ -41,29 +43,16 @@ class ChunkedTransformer(Transformer):
         self._prefix, self._suffix = list(empty[:1]), list(empty[1:])
 
     def chunks(self, ids: Sequence[int]) -> list[list[int]]:
-        piece = self.chunk_tokens - 2
-        pieces = [list(ids[i:i + piece]) for i in range(0, len(ids), piece)] or [[]]
-        return [self._prefix + p + self._suffix for p in pieces]
+        return chunk_ids(ids, self.chunk_tokens, self._prefix, self._suffix)
 
     def preprocess(self, inputs, prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
         if not inputs:
             return {}
         texts = [(prompt or "") + str(text) for text in inputs]
         ids = self.tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-        sequences, owner = [], []
-        for index, row in enumerate(ids):
-            for chunk in self.chunks(row[: self.max_tokens]):
-                sequences.append(chunk)
-                owner.append(index)
-        width = max(len(s) for s in sequences)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(sequences), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(sequences), width), dtype=torch.long)
-        for row, seq in enumerate(sequences):
-            input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            mask[row, : len(seq)] = 1
-        return {"input_ids": input_ids, "attention_mask": mask, CHUNK_KEY: torch.tensor(owner, dtype=torch.long),
-                "modality": "text"}
+        input_ids, mask, owner = pad_chunks([row[: self.max_tokens] for row in ids], self.chunks,
+                                            self.tokenizer.pad_token_id or 0)
+        return {"input_ids": input_ids, "attention_mask": mask, CHUNK_KEY: owner, "modality": "text"}
 
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         owner = features.pop(CHUNK_KEY, None)

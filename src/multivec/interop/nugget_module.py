@@ -25,13 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from sentence_transformers.base.modules import Module
 from torch import nn
+
+from multivec.interop.module_io import ExportedModule
 
 SELECTORS = ("learned", "chunking", "random")
 
 
-class NuggetSelector(Module):
+class NuggetSelector(ExportedModule):
     """Scorer, TopK selection, feedback, the encoder's top layers and W^V (see the module docstring)."""
 
     config_keys = ["layer_config", "scorer_layer", "ratio", "selector", "feedback", "chunk_final_ids", "seed"]
@@ -103,36 +104,3 @@ class NuggetSelector(Module):
         if all_scores is not None:
             features["nugget_scores"] = all_scores.gather(1, indices)
         return features
-
-    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        self.save_config(output_path)
-        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
-
-    @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", token=None, cache_folder=None, revision=None,
-             local_files_only: bool = False, **kwargs: Any) -> "NuggetSelector":
-        hub = dict(subfolder=subfolder, token=token, cache_folder=cache_folder, revision=revision,
-                   local_files_only=local_files_only)
-        _require_local_files(model_name_or_path, subfolder, cls.__name__)
-        config = cls.load_config(model_name_or_path, **hub)
-        if not config:
-            raise FileNotFoundError(f"{model_name_or_path}/{subfolder}/config.json: missing (NuggetSelector's "
-                                    "settings)")
-        module = cls(**config)
-        cls.load_torch_weights(model_name_or_path, model=module, **hub)
-        return module.eval()
-
-
-def _require_local_files(model_name_or_path: str, subfolder: str, module: str) -> None:
-    """In a local exported folder, the module's ``config.json`` and ``model.safetensors`` must both be there:
-    the error names the folder and the file (the library's own message names neither the module nor the file)."""
-    from pathlib import Path
-
-    root = Path(model_name_or_path)
-    if not root.is_dir():
-        return
-    for name in ("config.json", "model.safetensors"):
-        if not (root / subfolder / name).is_file():
-            raise FileNotFoundError(f"{root / subfolder / name}: missing; the exported folder {root} lists "
-                                    f"{module} in modules.json, whose settings and weights are {subfolder}/config.json "
-                                    f"and {subfolder}/model.safetensors")

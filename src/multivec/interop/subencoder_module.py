@@ -20,13 +20,14 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from sentence_transformers.base.modules import Module
 from torch import nn
+
+from multivec.interop.module_io import ExportedModule
 
 MASKS_KEY = "proposition_masks"
 
 
-class PropositionPooling(Module):
+class PropositionPooling(ExportedModule):
     """Mean of token states over each proposition mask, then the SubEncoder's head."""
 
     config_keys = ["hidden_size", "mlp_hidden", "output_dim", "projection_dim", "special_token_ids"]
@@ -64,24 +65,6 @@ class PropositionPooling(Module):
         else:
             features["proposition_embeddings"] = vectors
         return features
-
-    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        self.save_config(output_path)
-        self.save_torch_weights(output_path, safe_serialization=safe_serialization)
-
-    @classmethod
-    def load(cls, model_name_or_path: str, subfolder: str = "", token=None, cache_folder=None, revision=None,
-             local_files_only: bool = False, **kwargs: Any) -> "PropositionPooling":
-        hub = dict(subfolder=subfolder, token=token, cache_folder=cache_folder, revision=revision,
-                   local_files_only=local_files_only)
-        _require_local_files(model_name_or_path, subfolder, cls.__name__)
-        config = cls.load_config(model_name_or_path, **hub)
-        if not config:
-            raise FileNotFoundError(f"{model_name_or_path}/{subfolder}/config.json: missing (PropositionPooling's "
-                                    "settings)")
-        module = cls(**config)
-        cls.load_torch_weights(model_name_or_path, model=module, **hub)
-        return module.eval()
 
 
 def encode_propositions(model, sentences: Sequence[str], spans: Sequence[Sequence[Sequence[Sequence[int]]]],
@@ -124,18 +107,3 @@ def encode_propositions(model, sentences: Sequence[str], spans: Sequence[Sequenc
         for i, propositions in enumerate(batch_spans):
             out.append(vectors[i, : len(propositions)].copy() if propositions else np.zeros((0, dim), np.float32))
     return out
-
-
-def _require_local_files(model_name_or_path: str, subfolder: str, module: str) -> None:
-    """In a local exported folder, the module's ``config.json`` and ``model.safetensors`` must both be there:
-    the error names the folder and the file (the library's own message names neither the module nor the file)."""
-    from pathlib import Path
-
-    root = Path(model_name_or_path)
-    if not root.is_dir():
-        return
-    for name in ("config.json", "model.safetensors"):
-        if not (root / subfolder / name).is_file():
-            raise FileNotFoundError(f"{root / subfolder / name}: missing; the exported folder {root} lists "
-                                    f"{module} in modules.json, whose settings and weights are {subfolder}/config.json "
-                                    f"and {subfolder}/model.safetensors")
