@@ -31,5 +31,6 @@ if [ -n "${TORCH_INDEX_URL:-}" ]; then
 else
   .venv/bin/python -m pip install -q "torch==$TORCH_VERSION"
 fi
-.venv/bin/python -m pip install -q -c requirements/constraints.txt -e ".[test]"
+# test: the suite; bench: the speed benchmarks' anchors and the ONNX path, whose export check is a test
+.venv/bin/python -m pip install -q -c requirements/constraints.txt -e ".[test,bench]"
 .venv/bin/python -c "import multivec, torch, transformers, snakemake; print('installed: multivec', multivec.__version__, '| torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU)', '| transformers', transformers.__version__)"

@@ -121,6 +121,23 @@ def _run(model_ref: str, texts: Sequence[str], max_length: int | None, batch_siz
             yield indices, states.float().cpu(), attention.bool(), special.bool()
 
 
+def _run_onnx(onnx_path: str, model_ref: str, texts: Sequence[str], max_length: int | None, batch_size: int):
+    """``_run``'s batches (without the special-tokens mask) with the encoder run by ONNX Runtime."""
+    from transformers import AutoConfig
+
+    from multivec.baselines.onnx_encoder import session
+
+    tokenizer = load_tokenizer(model_ref)
+    config = tiny_random_config(model_ref) if is_tiny_random(model_ref) else \
+        AutoConfig.from_pretrained(resolve_model(model_ref))
+    tokenized = tokenize_documents(tokenizer, texts, max_length, encoder_token_limit(config))
+    runner = session(onnx_path)
+    for indices in length_sorted_batches([len(i) for i in tokenized.input_ids], batch_size):
+        ids, attention = pad_sequences([tokenized.input_ids[i] for i in indices], tokenizer.pad_token_id, "cpu")
+        states = runner.run(None, {"input_ids": ids.numpy(), "attention_mask": attention.numpy()})[0]
+        yield indices, torch.from_numpy(states), attention.bool(), None
+
+
 def encode_token_states(model_ref: str, texts: Sequence[str], max_length: int | None = None, batch_size: int = 32,
                         include_special_tokens: bool = True, show_progress: bool = True, bf16: bool = False,
                         tokenized_out: list | None = None) -> list[np.ndarray]:
@@ -138,11 +155,26 @@ def encode_token_states(model_ref: str, texts: Sequence[str], max_length: int | 
 
 
 def encode_mean_pooled(model_ref: str, texts: Sequence[str], max_length: int | None = None, batch_size: int = 32,
-                       show_progress: bool = True, bf16: bool = False) -> np.ndarray:
-    """(n_documents × d): mean of the last-layer states over the attention mask (sentence-transformers pooling)."""
+                       show_progress: bool = True, bf16: bool = False, backend: str = "torch",
+                       onnx_path: str | None = None) -> np.ndarray:
+    """(n_documents × d): mean of the last-layer states over the attention mask (sentence-transformers pooling).
+
+    ``backend="onnx"`` (opt-in; the DAG uses torch) runs the encoder exported by
+    ``multivec.baselines.onnx_encoder.export_onnx`` at ``onnx_path`` through ONNX Runtime, with the same
+    tokenisation, batches and pooling (benchmarks/encode_speed.py: cosine to torch's vectors >= 0.9999).
+    """
+    if backend == "onnx":
+        if onnx_path is None:
+            raise ValueError("backend='onnx' needs onnx_path (see multivec.baselines.onnx_encoder.export_onnx)")
+        if bf16:
+            raise ValueError("bf16 is a torch autocast option; the onnx backend runs the exported fp32 model")
+        batches = _run_onnx(onnx_path, model_ref, texts, max_length, batch_size)
+    elif backend == "torch":
+        batches = _run(model_ref, texts, max_length, batch_size, "mean pooling", show_progress, bf16)
+    else:
+        raise ValueError(f"backend must be 'torch' or 'onnx', not {backend!r}")
     out: np.ndarray | None = None
-    for indices, states, attention, _ in _run(model_ref, texts, max_length, batch_size, "mean pooling",
-                                              show_progress, bf16):
+    for indices, states, attention, _ in batches:
         mask = attention.unsqueeze(-1).to(states.dtype)
         pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
         if out is None:
