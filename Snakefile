@@ -79,6 +79,8 @@ localrules:
     claims_of_work,
     claims,
     rule_benchmarks,
+    export_trec,
+    export_manifest,
 
 
 # `snakemake --report report.html`: every output flagged with report() in the rules, by category.
@@ -104,6 +106,8 @@ include: "rules/distill_teachers.smk"
 include: "rules/distill_common.smk"
 include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
+# The exports of the trained models and Table 2's rankings (target `exports` below; not part of `all`).
+include: "rules/interop.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
 include: "rules/claims_common.smk"
 include: "rules/claims.smk"
@@ -186,6 +190,13 @@ rule distill_claims:
     """Distillation's claims with verdicts over the claim seeds."""
     input:
         "results/claims/distill.csv",
+
+
+# Not part of `all` (it would lengthen every run): `snakemake --cores all exports` after (or instead of) `all`.
+rule exports:
+    """Trained models as sentence-transformers folders, Table 2's rankings as TREC runs (docs/interop.md)."""
+    input:
+        EXPORTS.targets(),
 
 
 # Last, when every rule is known: a target that no rule makes (a typo, a table named as a paper numbers it)

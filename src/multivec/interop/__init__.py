@@ -33,7 +33,7 @@ _EXPORTS = {
     "NuggetSelector": "nugget_module", "PropositionPooling": "subencoder_module",
     "ChunkedTransformer": "chunked_student", "ChunkMeanPooling": "chunked_student",
     "write_run": "ranking_formats", "write_qrels": "ranking_formats", "write_beir": "ranking_formats",
-    "run_from_rankings": "ranking_formats",
+    "run_from_rankings": "ranking_formats", "write_trec": "ranking_formats",
 }
 
 __all__ = sorted(_EXPORTS)

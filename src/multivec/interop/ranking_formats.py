@@ -16,7 +16,7 @@
   BEIR's layout has no file for: ``candidates.jsonl`` (``query-id``, ``corpus-ids``) lists them; a retriever
   evaluated over the whole corpus solves a different, harder task.
 
-``run_from_rankings`` reads the rankings JSONL the evaluation writes (``RankingResult.write_rankings``;
+``run_from_rankings`` (``write_trec``: any two paths) reads the rankings JSONL the evaluation writes (``RankingResult.write_rankings``;
 ``results/table2/<run>/<task>.rankings.jsonl``), ``scores_of`` turns a run back into a score matrix.
 """
 
@@ -92,9 +92,10 @@ def write_qrels(path: str | os.PathLike, task) -> Path:
     return _write(path, qrels_lines(task_rows(task)))
 
 
-def run_from_rankings(rankings: str | os.PathLike, out_dir: str | os.PathLike, run_name: str | None = None,
-                      ties: str = "pessimistic") -> dict[str, Path]:
-    """``run.trec`` and ``qrels.trec`` in ``out_dir`` from a rankings JSONL (``RankingResult.write_rankings``)."""
+def write_trec(rankings: str | os.PathLike, run_path: str | os.PathLike, qrels_path: str | os.PathLike,
+               run_name: str | None = None, ties: str = "pessimistic") -> dict[str, Path]:
+    """A TREC run and its qrels, at the paths given, from a rankings JSONL (``RankingResult.write_rankings``); the
+    run name defaults to the rankings file's stem."""
     from multivec.io import MalformedInputError, read_jsonl
 
     rows = read_jsonl(rankings)
@@ -103,9 +104,14 @@ def run_from_rankings(rankings: str | os.PathLike, out_dir: str | os.PathLike, r
         if missing:
             raise MalformedInputError(rankings, number, f"missing field(s) {sorted(missing)} (not a rankings file)")
     name = run_name or Path(rankings).name.split(".")[0]
+    return {"run": _write(run_path, run_lines(rows, name, ties)), "qrels": _write(qrels_path, qrels_lines(rows))}
+
+
+def run_from_rankings(rankings: str | os.PathLike, out_dir: str | os.PathLike, run_name: str | None = None,
+                      ties: str = "pessimistic") -> dict[str, Path]:
+    """``run.trec`` and ``qrels.trec`` in ``out_dir`` from a rankings JSONL (``RankingResult.write_rankings``)."""
     out = Path(out_dir)
-    return {"run": _write(out / "run.trec", run_lines(rows, name, ties)),
-            "qrels": _write(out / "qrels.trec", qrels_lines(rows))}
+    return write_trec(rankings, out / "run.trec", out / "qrels.trec", run_name, ties)
 
 
 def read_run(path: str | os.PathLike) -> dict[str, dict[str, float]]:

@@ -2,8 +2,10 @@
 
 The Snakefile defines one target rule per paper (``nugget``, ``subencoder``, ``distill``: that work's tables and
 figures at the configured scale), one per paper's claims (``nugget_claims``, ...: ``results/claims/<work>.csv``),
-``claims`` (``results/claims.csv``) and ``all`` (their union, the default). ``MAIN_TARGETS`` lists them in the order
-the message shows them; each rule's docstring says what it builds (``snakemake --list-rules`` prints it too).
+``claims`` (``results/claims.csv``) and ``all`` (their union, the default), and ``exports`` outside ``all`` (the
+trained models and Table 2's rankings in other tools' formats, rules/interop.smk). ``MAIN_TARGETS`` lists them in
+the order the message shows them; each rule's docstring says what it builds (``snakemake --list-rules`` prints
+it too).
 
 For a target no rule makes (a typo, a table named as the paper numbers it), Snakemake stops with a bare
 ``MissingRuleException: No rule to produce results/table3.csv``. The Snakefile calls ``check_requested_targets``
@@ -32,10 +34,14 @@ from typing import Iterable, Sequence
 WORKS = ("nugget", "subencoder", "distill")
 WORK_TARGETS = WORKS  # one target rule per paper, named as the work
 CLAIM_TARGETS = tuple(f"{work}_claims" for work in WORKS)
+# Targets outside `all` (CI time): the exports of the trained models and rankings (rules/interop.smk).
+EXPORT_TARGETS = ("exports",)
+# The rules only those targets run: no job of `all`'s DAG (tests exclude them from the rules that must run).
+EXPORT_RULES = ("export_model", "export_trec", "export_manifest")
 # What the message lists, in this order; every one is a rule of the Snakefile without wildcards.
-MAIN_TARGETS = ("all", *WORK_TARGETS, "claims", *CLAIM_TARGETS)
+MAIN_TARGETS = ("all", *WORK_TARGETS, "claims", *CLAIM_TARGETS, *EXPORT_TARGETS)
 # The target rules: no output of their own, so they are never a job of another target's DAG.
-TARGET_RULES = ("all", *WORK_TARGETS, *CLAIM_TARGETS)
+TARGET_RULES = ("all", *WORK_TARGETS, *CLAIM_TARGETS, *EXPORT_TARGETS)
 # What the message says of a main target whose rule has no docstring. `all` and `claims` have none on purpose:
 # a docstring changes their line in `snakemake --list-rules`, which tests read as the list of the DAG's rules.
 DESCRIPTIONS = {

@@ -1,0 +1,81 @@
+# The trained models and Table 2's rankings in the tools others use (docs/interop.md, "From the workflow"): the
+# target `exports` (Snakefile), not part of `all`. Each trained model folder this scale builds and the library
+# exports (Table 2's NUGGET and TSDAE rows, the distilled students, the SubEncoders) becomes a sentence-transformers
+# folder exports/models/<name>/; each ranking evaluation of Table 2 a TREC run and qrels exports/trec/<run>/<task>.*
+# (ties pessimistic: the project's MRR); exports/manifest.tsv lists both, and the models skipped with the reason
+# (paper scale's mBART NUGGET and T5 SubEncoders). The logic is multivec.rules.interop; the work multivec.interop.
+from multivec.rules.interop import MANIFEST as EXPORT_MANIFEST
+from multivec.rules.interop import TIES as EXPORT_TIES
+from multivec.rules.interop import Exports, trec_run_name
+
+EXPORTS = Exports(config, SEED_SETS)
+
+
+rule export_model:
+    # One trained model folder -> a sentence-transformers folder with a model card (the run's MRR for Table 2's rows).
+    input:
+        lambda wc: EXPORTS.model(wc.name).inputs,
+        metrics=lambda wc: [path for _, path in EXPORTS.model(wc.name).metrics],
+    output:
+        folder=directory("exports/models/{name}"),
+        metrics="exports/metrics/{name}.json",
+    params:
+        folder=lambda wc: EXPORTS.model(wc.name).folder,
+        kind=lambda wc: EXPORTS.model(wc.name).kind,
+        metrics=lambda wc: dict(EXPORTS.model(wc.name).metrics),
+    log:
+        "logs/exports/models/{name}.log",
+    benchmark:
+        "benchmarks/rules/exports/models/{name}.tsv"
+    wildcard_constraints:
+        name=EXPORTS.model_pattern(),
+    threads: family_threads("build")
+    resources:
+        **family_resources("build"),
+    conda:
+        "../envs/distill_teachers.yaml"
+    script:
+        "../workflow/scripts/export_model.py"
+
+
+rule export_trec:
+    # One ranking evaluation of Table 2 -> a TREC run and its qrels.
+    input:
+        rankings="results/table2/{run}/{task}.rankings.jsonl",
+    output:
+        run="exports/trec/{run}/{task}.run",
+        qrels="exports/trec/{run}/{task}.qrels",
+    params:
+        ties=EXPORT_TIES,
+        run_name=lambda wc: trec_run_name(wc.run, wc.task),
+    log:
+        "logs/exports/trec/{run}/{task}.log",
+    benchmark:
+        "benchmarks/rules/exports/trec/{run}/{task}.tsv"
+    wildcard_constraints:
+        task="pi|rr",
+        run=RUN_PATTERN,
+    threads: family_threads("build")
+    resources:
+        **family_resources("build"),
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/export_trec.py"
+
+
+rule export_manifest:
+    # What `exports` writes: each model exported (where to) or skipped (why).
+    output:
+        EXPORT_MANIFEST,
+    params:
+        rows=EXPORTS.manifest_rows(),
+    log:
+        "logs/exports/manifest.log",
+    benchmark:
+        "benchmarks/rules/exports/manifest.tsv"
+    threads: 1
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/export_manifest.py"

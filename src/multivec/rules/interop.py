@@ -1,0 +1,242 @@
+"""The exports of the trained models and rankings (rules/interop.smk, target ``exports``; not part of ``all``):
+which model folders of this config become sentence-transformers folders (``multivec.interop.export_model``), which
+are skipped with the reason, and which ranking evaluations become TREC runs and qrels.
+
+Exported, each at every seed the scale trains it at (the ``tables`` seeds, and the ``claims`` seeds where a claim
+reads the model's table), to ``exports/models/<name>/``:
+
+- ``nugget/<row>/seed<s>``: Table 2's trained rows (NUGGET zoo models, kind ``nugget``; TSDAE, kind ``tsdae``),
+  with the run's MRR on PI and RR (``results/table2/<row>/seed<s>/{pi,rr}.json``) in the model card;
+- ``distill/<run>/seed<s>``: the distilled students of results/distill_table (kind ``student``);
+- ``subencoder/<backbone>_<variant>/seed<s>``: the SubEncoders of the retrieval tables (kind ``subencoder``:
+  ``full``, ``d<dim>`` and ``pca<dim>``).
+
+Skipped, decided from the config alone (nothing is loaded), so that no job fails on a refusal the library is known
+to make (docs/interop.md): NUGGET and TSDAE models on an mBART encoder (paper scale), NUGGET models with the
+sentence-boundary selector, SubEncoders on a T5 backbone (paper scale's ST5 and GTR). Paragraph Vector teachers
+and untrained SubEncoders are never candidates (only trained students and SubEncoders are).
+
+Every ranking evaluation Table 2 writes (``results/table2/<run>/<task>.rankings.jsonl``, both seed sets) becomes
+``exports/trec/<run>/<task>.run`` and ``.qrels``, ties written pessimistically (the project's MRR).
+
+Nothing here imports a model library: the workflow imports this module while it parses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from multivec.rules.distill_students import DISTILL_STUDENT_MODEL, DistillStudents
+from multivec.rules.distill_teachers import DistillTeachers
+from multivec.rules.nugget_table2 import Table2Runs, parse_run
+from multivec.rules.nugget_zoo import NuggetZoo
+from multivec.rules.paths import TASKS
+from multivec.rules.seed_sets import SeedSets
+from multivec.subencoder.tables import units as _subenc_units
+
+MODEL_EXPORT = "exports/models/{name}"
+TREC_RUN = "exports/trec/{run}/{task}.run"
+TREC_QRELS = "exports/trec/{run}/{task}.qrels"
+MANIFEST = "exports/manifest.tsv"
+TIES = "pessimistic"  # the project's MRR (multivec.interop.ranking_formats)
+NEVER = "(?!)"  # a wildcard pattern that matches nothing (no export of that kind at this scale)
+
+# The NUGGET encoders the library exports (multivec.interop.nugget_export): the demo's BERT-style ones.
+EXPORTABLE_NUGGET_ARCHITECTURES = ("bert_decoder",)
+
+
+@dataclass(frozen=True)
+class ModelExport:
+    """One trained model folder and the export that reads it."""
+
+    name: str  # exports/models/<name>
+    kind: str  # multivec.interop.export_model's kind
+    folder: str  # the trained model folder
+    inputs: tuple[str, ...]  # the training rule's files the export reads
+    metrics: tuple[tuple[str, str], ...] = ()  # (task, evaluation JSON) shown in the model card
+
+    @property
+    def dest(self) -> str:
+        return MODEL_EXPORT.format(name=self.name)
+
+
+@dataclass(frozen=True)
+class SkippedExport:
+    """A model the scale trains that the library refuses to export, with the library's reason."""
+
+    name: str
+    kind: str
+    folder: str
+    reason: str
+
+
+@dataclass
+class ExportPlan:
+    models: list[ModelExport] = field(default_factory=list)
+    skipped: list[SkippedExport] = field(default_factory=list)
+
+    def add(self, export: ModelExport, reason: str | None) -> None:
+        if reason:
+            self.skipped.append(SkippedExport(export.name, export.kind, export.folder, reason))
+        else:
+            self.models.append(export)
+
+
+def nugget_refusal(settings: Mapping[str, Any], kind: str) -> str | None:
+    """Why the library refuses a NUGGET/TSDAE model of these NuggetConfig fields (None: it exports)."""
+    architecture = settings.get("architecture")
+    if architecture not in EXPORTABLE_NUGGET_ARCHITECTURES:
+        return (f"architecture {architecture!r} ({settings.get('encoder')}): only BERT-style encoders export; an "
+                "mBART encoder would load as the whole seq2seq model in sentence-transformers' Transformer")
+    if kind == "nugget" and settings.get("bottleneck") == "nuggets" and settings.get("selector") == "sentence_boundary":
+        return "selector 'sentence_boundary' needs each text's sentence ends, which MultiVectorEncoder.encode cannot pass"
+    return None
+
+
+def is_t5(encoder: str) -> bool:
+    """Whether an encoder name is a T5 model (sentence-t5, gtr-t5, t5-*, mt5-*): the name, not its files, since
+    the workflow parses without loading anything."""
+    return re.search(r"(?<![a-z0-9])m?t5(?![a-z0-9])", str(encoder).lower()) is not None
+
+
+def subencoder_refusal(encoder: str) -> str | None:
+    if is_t5(encoder):
+        return (f"a T5 backbone ({encoder}): sentence-transformers would load the encoder-decoder, not the "
+                "encoder stack")
+    return None
+
+
+def _seeds(seeds: SeedSets, seedsets: list[str]) -> list:
+    return list(dict.fromkeys(s for seedset in seedsets for s in seeds.model_seeds(seedset)))
+
+
+class Exports:
+    """What the ``exports`` target writes for a config (``plan`` / ``models`` / ``skipped`` / ``trec_runs``)."""
+
+    def __init__(self, config: Mapping[str, Any], seeds: SeedSets):
+        self.config = config
+        self.seeds = seeds
+        self.zoo = NuggetZoo(config)
+        self.table2 = Table2Runs(config, self.zoo, seeds)
+        self.plan = ExportPlan()
+        self._nugget()
+        self._students()
+        self._subencoders()
+        self.by_name = {m.name: m for m in self.plan.models}
+
+    # -- models
+    def _nugget(self) -> None:
+        """Table 2's trained rows at the seeds of the runs Table 2 evaluates (both seed sets)."""
+        for run in dict.fromkeys(run for run, _task in self.trec_runs()):
+            row, seed = parse_run(run)
+            if seed is None:  # not a trained row (BM25, ColBART, token pooling, mean pooled)
+                continue
+            spec = self.zoo.rows[row]
+            settings = self.zoo.zoo_model_config(spec["objective"], self.zoo.row_variant(spec), seed)
+            files = self.zoo.model_files(row, seed)
+            export = ModelExport(f"nugget/{row}/seed{seed}", spec["kind"], self.zoo.model_dir(row, seed),
+                                 (files["weights"], files["config"]),
+                                 tuple((task, f"results/table2/{run}/{task}.json") for task in TASKS))
+            self.plan.add(export, nugget_refusal(settings, spec["kind"]))
+
+    def _students(self) -> None:
+        """The trained students of results/distill_table (both seed sets)."""
+        students = DistillStudents(self.config, DistillTeachers(self.config), self.seeds)
+        found = dict.fromkeys((entry["name"].removeprefix("student_"), entry["seed"])
+                              for seedset in ("tables", "claims") for entry in students.distill_table_entries(seedset)
+                              if entry["kind"] == "student")
+        for run, seed in found:
+            folder = DISTILL_STUDENT_MODEL.format(run=run, seed=seed)
+            self.plan.add(ModelExport(f"distill/{run}/seed{seed}", "student", folder,
+                                      (f"{folder}/model.safetensors", f"{folder}/config.json")), None)
+
+    def _subencoders(self) -> None:
+        """The trained SubEncoders of the retrieval tables, at the table seeds and, for a table a claim reads, at
+        the claim seeds."""
+        subencoder = self.config["subencoder"]
+        layout = _subenc_units.Layout.from_config(subencoder)
+        encoders = {b["name"]: b["encoder"] for b in subencoder["model"]["backbones"]}
+        reduced = subencoder["model"].get("reduced_dim")
+        tables = ["table1", "table4"] + (["table5"] if reduced else []) \
+            + (["table8"] if subencoder["evaluation"].get("segmenter") else [])
+        found: dict[tuple[str, str, Any], None] = {}
+        for table in tables:
+            claimed = bool(self.seeds.claimed_rows(_subenc_units.stat_table_name(table)))
+            for source in _subenc_units.table_rows(table, layout):
+                if not source.trained:
+                    continue
+                variant = source.variant if source.evaluation == "trained" else "full"
+                for seed in _seeds(self.seeds, ["tables", "claims"] if claimed else ["tables"]):
+                    found[(source.backbone, variant, seed)] = None
+        for backbone, variant, seed in found:
+            folder = f"models/subencoder/{backbone}_{variant}/seed{seed}"  # rules/subencoder.smk (train, pca)
+            export = ModelExport(f"subencoder/{backbone}_{variant}/seed{seed}", "subencoder", folder,
+                                 (f"{folder}/model.safetensors", f"{folder}/config.json"))
+            self.plan.add(export, subencoder_refusal(encoders[backbone]))
+
+    @property
+    def models(self) -> list[ModelExport]:
+        return self.plan.models
+
+    @property
+    def skipped(self) -> list[SkippedExport]:
+        return self.plan.skipped
+
+    def model(self, name: str) -> ModelExport:
+        return self.by_name[name]
+
+    def model_pattern(self) -> str:
+        """The {name} wildcard of export_model: exactly the exportable models' names."""
+        return "|".join(re.escape(m.name) for m in self.models) or NEVER
+
+    # -- rankings
+    def trec_runs(self) -> list[tuple[str, str]]:
+        """(run, task) of every ranking evaluation Table 2 writes (both seed sets), each once."""
+        found = dict.fromkeys((self.table2.row_run(row, seed), task) for seedset in ("tables", "claims")
+                              for _file, row, seed, task in self.table2.table2_ranking_files(seedset))
+        return list(found)
+
+    # -- the target
+    def targets(self) -> list[str]:
+        """Every file and folder the ``exports`` target gathers."""
+        return [MANIFEST, *(m.dest for m in self.models),
+                *(path.format(run=run, task=task) for run, task in self.trec_runs() for path in (TREC_RUN, TREC_QRELS))]
+
+    def manifest_rows(self) -> list[dict[str, str]]:
+        """One row per model the scale trains: exported (where to) or skipped (why)."""
+        rows = [{"name": m.name, "kind": m.kind, "source": m.folder, "status": "exported", "export": m.dest,
+                 "reason": ""} for m in self.models]
+        rows += [{"name": s.name, "kind": s.kind, "source": s.folder, "status": "skipped", "export": "",
+                  "reason": s.reason} for s in self.skipped]
+        return rows
+
+
+def trec_run_name(run: str, task: str) -> str:
+    """The run tag of a TREC run file (one token): ``nugget_mt_r0.1/seed13`` on PI -> ``nugget_mt_r0.1_seed13_pi``."""
+    return f"{run}_{task}".replace("/", "_")
+
+
+# What a model card shows of a run's evaluation JSON (results/table2/<run>/<task>.json).
+CARD_METRICS = ("mrr", "n_queries", "method", "vectors_per_doc")
+
+
+def card_metrics(files: Mapping[str, str]) -> dict[str, Any]:
+    """The metrics JSON a model card shows: ``{task: {mrr, n_queries, method, vectors_per_doc}}`` from each task's
+    evaluation file (``files``: task -> path), and ``sources`` (the files; a list, which the card leaves out)."""
+    import json
+
+    metrics: dict[str, Any] = {}
+    for task, path in files.items():
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        metrics[task] = {key: data[key] for key in CARD_METRICS if key in data}
+    return {**metrics, "sources": [str(path) for path in files.values()]} if metrics else {}
+
+
+def exportable_models(config: Mapping[str, Any], seeds: SeedSets) -> tuple[list[ModelExport], list[SkippedExport]]:
+    """The models of ``config`` that the ``exports`` target exports, and those it skips with the reason."""
+    exports = Exports(config, seeds)
+    return exports.models, exports.skipped
+

@@ -1,0 +1,129 @@
+"""The `exports` target (rules/interop.smk) on the built smoke DAG: every exported folder loads in
+sentence-transformers, the NUGGET, TSDAE and student exports give the project's vectors, and the TREC files give
+Table 2's MRR with pytrec_eval. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TOLERANCE = 1e-5
+TEXTS = ["the cat sat on the mat , and the dog ran . " * k for k in (1, 3, 20)] + ["short", "a b c d e f g"]
+LOADERS = {"nugget": "MultiVectorEncoder", "tsdae": "SentenceTransformer", "student": "SentenceTransformer",
+           "subencoder": "SentenceTransformer"}
+
+
+def manifest(work: Path) -> list[dict[str, str]]:
+    with open(work / "exports" / "manifest.tsv", encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def load_export(folder: Path, kind: str):
+    import sentence_transformers
+
+    return getattr(sentence_transformers, LOADERS[kind])(str(folder), device="cpu", trust_remote_code=True)
+
+
+def max_difference(work: Path, row: dict[str, str]) -> float:
+    """Max abs difference between the export's vectors and the project's own, on TEXTS."""
+    source, folder, kind = work / row["source"], work / row["export"], row["kind"]
+    model = load_export(folder, kind)
+    if kind in ("nugget", "tsdae"):
+        from multivec.nugget.encoding import encode_documents
+        from multivec.nugget.modeling import NuggetModel
+
+        documents = encode_documents(NuggetModel.from_pretrained(source), TEXTS, batch_size=2)
+        if kind == "tsdae":
+            pairs = [(model.encode(TEXTS, batch_size=2), np.stack([d.vectors[0] for d in documents]))]
+        else:
+            pairs = list(zip(model.encode_document(TEXTS, batch_size=2, convert_to_numpy=True),
+                             [d.vectors for d in documents]))
+    elif kind == "student":
+        from multivec.distill.student import embed_texts
+        from multivec.distill.training import load_trained
+
+        pairs = [(model.encode(TEXTS, batch_size=2), embed_texts(load_trained(source).student, TEXTS, batch_size=2))]
+    else:
+        raise ValueError(kind)
+    diff = 0.0
+    for got, expected in pairs:
+        got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+        assert got.shape == expected.shape, (row["name"], got.shape, expected.shape)
+        diff = max(diff, float(np.abs(got - expected).max()) if got.size else 0.0)
+    return diff
+
+
+def trec_mrr(run_path: Path, qrels_path: Path) -> float:
+    import pytrec_eval
+
+    from multivec.interop.ranking_formats import read_qrels, read_run
+
+    per_query = pytrec_eval.RelevanceEvaluator(read_qrels(qrels_path), {"recip_rank"}).evaluate(read_run(run_path))
+    return 100.0 * float(np.mean([m["recip_rank"] for m in per_query.values()]))
+
+
+def check_exports(work: Path) -> dict[str, object]:
+    """Every check of the test on a workflow folder where exports ran (all of `exports`, or the manifest and some
+    folders and runs: those present are checked); returns what it measured."""
+    rows = manifest(work)
+    planned = [r for r in rows if r["status"] == "exported"]
+    assert planned and not [r for r in rows if r["status"] == "skipped"]  # smoke: tiny BERTs only
+    assert {r["kind"] for r in planned} == set(LOADERS)
+    exported = [r for r in planned if (work / r["export"]).is_dir()]
+    assert {r["kind"] for r in exported} == set(LOADERS)
+    for row in exported:  # every folder loads with the library's own loaders
+        assert load_export(work / row["export"], row["kind"]) is not None, row["name"]
+        card = (work / row["export"] / "README.md").read_text(encoding="utf-8")
+        if row["kind"] in ("nugget", "tsdae"):
+            metrics = json.loads((work / "exports" / "metrics" / f"{row['name']}.json").read_text())
+            assert f"{metrics['pi']['mrr']:.4f}" in card, row["name"]  # the run's MRR in the model card
+    differences = {}
+    for kind in ("nugget", "tsdae", "student"):
+        row = next(r for r in exported if r["kind"] == kind)
+        differences[row["name"]] = max_difference(work, row)
+        assert differences[row["name"]] <= TOLERANCE, (row["name"], differences[row["name"]])
+    runs = sorted((work / "exports" / "trec").rglob("*.run"))
+    assert runs
+    mrrs = {}
+    for run_path in runs:
+        evaluation = json.loads((work / "results" / "table2" / run_path.relative_to(work / "exports" / "trec")
+                                 .with_suffix(".json")).read_text())
+        trec = trec_mrr(run_path, run_path.with_suffix(".qrels"))
+        assert trec == pytest.approx(evaluation["mrr"], abs=1e-9), (run_path, trec, evaluation["mrr"])
+        mrrs[str(run_path.relative_to(work))] = (trec, evaluation["mrr"])
+    return {"models": len(exported), "max_abs_difference": differences, "trec_runs": len(runs), "mrr": mrrs}
+
+
+@pytest.mark.e2e
+def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of_smoke_all, tmp_path):
+    pytest.importorskip("pytrec_eval")
+    from rules_configs import scale_config, seed_sets
+
+    from multivec.rules.interop import Exports
+
+    work = copy_of_smoke_all(tmp_path / "wf")
+    # The manifest, one model of each kind and one run's TREC files: every rule and kind, in about a minute (the
+    # whole target, 14 models and 28 runs at smoke scale, would add minutes to the suite; the plan of all of them
+    # is tests/test_rules_interop.py's).
+    config = scale_config("smoke")
+    plan = Exports(config, seed_sets(config))
+    one_per_kind = {m.kind: m.dest for m in reversed(plan.models)}
+    run, _ = plan.trec_runs()[0]
+    targets = ["exports/manifest.tsv", *one_per_kind.values(), f"exports/trec/{run}/pi.run", f"exports/trec/{run}/rr.run"]
+    result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *targets, "--configfile",
+                             "config/smoke.yaml", "--cores", "2"], cwd=work, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    # only the exports ran: `all` had built every model and ranking they read
+    ran = {line.split()[-1].rstrip(":") for line in (result.stdout + result.stderr).splitlines() if line.lstrip().startswith(
+        ("rule ", "localrule "))}
+    assert ran <= {"export_model", "export_trec", "export_manifest", "exports"}, ran
+    measured = check_exports(work)
+    print(json.dumps({k: v for k, v in measured.items() if k != "mrr"}, indent=1))
