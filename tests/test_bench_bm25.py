@@ -2,27 +2,19 @@
 
 Correctness and agreement only, never timing."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 from rank_bm25 import BM25Okapi
 
 from multivec.retrieval import bm25 as bm25_module
 from multivec.retrieval.bm25 import BM25Index, top_k_indices
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bm25_speed.py"
 
 
 def _load_benchmark():
-    if "bm25_speed" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bm25_speed", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bm25_speed"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["bm25_speed"]
+    return load_benchmark("bm25_speed")
 
 
 def dense_top_k(index, queries, k, allowed_ranges=None, excluded=None):

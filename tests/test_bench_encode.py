@@ -3,13 +3,11 @@
 An ONNX export is checked against the torch encoder (max abs difference of the last-layer states) and a
 disagreeing export must fail. Correctness and agreement only, never timing."""
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 import torch
 
 if os.environ.get("CI"):  # CI installs the bench extra (scripts/install.sh): the export check must run there
@@ -22,17 +20,11 @@ else:
 from multivec.baselines.base_encoder import encode_mean_pooled  # noqa: E402
 from multivec.baselines.onnx_encoder import OnnxMismatch, export_onnx, verify_onnx  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "encode_speed.py"
 TEXTS = ["A short one.", "A somewhat longer document, so that batches need padding.", "Mid length text here."]
 
 
 def _load_benchmark():
-    if "encode_speed" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("encode_speed", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["encode_speed"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["encode_speed"]
+    return load_benchmark("encode_speed")
 
 
 @pytest.fixture(scope="module")

@@ -2,26 +2,18 @@
 
 Correctness and agreement only, never timing."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_benchmark
 import torch
 
 from multivec.metrics import maxsim
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "maxsim_speed.py"
 
 
 def _load_benchmark():
-    if "maxsim_speed" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("maxsim_speed", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["maxsim_speed"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["maxsim_speed"]
+    return load_benchmark("maxsim_speed")
 
 
 def unchunked(q, q_mask, d, d_mask, normalized=False):

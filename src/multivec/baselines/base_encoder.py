@@ -37,25 +37,10 @@ from tqdm.auto import tqdm
 from multivec.encodings import encoder_token_limit, resolve_max_tokens, truncation_summary
 from multivec.io.resources import default_device, is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
 from multivec.training.batching import pad_sequences
+from multivec.baselines.encoder_loading import TINY_RANDOM_SEED, load_encoder  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
-TINY_RANDOM_SEED = 0
-
-
-def load_encoder(model_ref: str, seed: int = TINY_RANDOM_SEED):
-    """(tokenizer, encoder module in eval mode) for a model reference."""
-    from transformers import AutoModel
-
-    tokenizer = load_tokenizer(model_ref)
-    if is_tiny_random(model_ref):
-        torch.manual_seed(seed)
-        model = AutoModel.from_config(tiny_random_config(model_ref))
-    else:
-        model = AutoModel.from_pretrained(resolve_model(model_ref))
-    if getattr(model.config, "is_encoder_decoder", False):
-        model = model.get_encoder()
-    return tokenizer, model.eval()
 
 
 def autocast(device: str | torch.device, bf16: bool):

@@ -22,6 +22,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from multivec.baselines.encoder_loading import load_encoder
+
 DEFAULT_ATOL = 1e-4
 CHECK_TEXTS = ("A short document.",
                "A longer document, with several clauses, so that the batch needs padding: the shorter one gets "
@@ -30,24 +32,6 @@ CHECK_TEXTS = ("A short document.",
 
 class OnnxMismatch(RuntimeError):
     """The exported model's outputs differ from the torch encoder's beyond tolerance."""
-
-
-def _load_encoder(model_ref: str, seed: int = 0):
-    """(tokenizer, encoder in eval mode), as ``base_encoder.load_encoder`` loads it (same seed for the tiny
-    random models); not imported from there, which imports this module for ``backend="onnx"``."""
-    from transformers import AutoModel
-
-    from multivec.io.resources import is_tiny_random, load_tokenizer, resolve_model, tiny_random_config
-
-    tokenizer = load_tokenizer(model_ref)
-    if is_tiny_random(model_ref):
-        torch.manual_seed(seed)
-        model = AutoModel.from_config(tiny_random_config(model_ref))
-    else:
-        model = AutoModel.from_pretrained(resolve_model(model_ref))
-    if getattr(model.config, "is_encoder_decoder", False):
-        model = model.get_encoder()
-    return tokenizer, model.eval()
 
 
 class _LastHiddenState(torch.nn.Module):
@@ -88,9 +72,9 @@ def export_onnx(model_ref: str, out_path: str | Path, fuse: bool = True, atol: f
     """
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer, model = _load_encoder(model_ref)
+    tokenizer, model = load_encoder(model_ref)
     reference = model  # the encoder as the DAG runs it (its default attention implementation)
-    _, exported = _load_encoder(model_ref)
+    _, exported = load_encoder(model_ref)
     exported.set_attn_implementation("eager")  # traces to plain ops; sdpa's mask shortcuts are data-dependent
     sample = tokenizer(list(check_texts), padding=True, return_tensors="pt")
     plain = out_path.with_suffix(".plain.onnx") if fuse else out_path
@@ -115,7 +99,7 @@ def export_onnx(model_ref: str, out_path: str | Path, fuse: bool = True, atol: f
 def verify_onnx(onnx_path: str | Path, model_ref: str, atol: float = DEFAULT_ATOL,
                 check_texts: Sequence[str] = CHECK_TEXTS, loaded=None) -> float:
     """The largest |ONNX - torch| of the last-layer states on a padded batch; raises OnnxMismatch beyond ``atol``."""
-    tokenizer, model = loaded or _load_encoder(model_ref)
+    tokenizer, model = loaded or load_encoder(model_ref)
     difference = max_state_difference(onnx_path, model, tokenizer, check_texts)
     if not difference <= atol:
         raise OnnxMismatch(f"{onnx_path}: ONNX last-layer states differ from torch's by {difference:.2e} "

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from multivec.distill.configuration import StudentConfig
+from multivec.training.batching import pad_sequences
 
 
 @dataclass
@@ -173,10 +174,5 @@ def pad_chunks(documents: Sequence[Sequence[int]], chunks, pad: int):
         for chunk in chunks(ids):
             sequences.append(chunk)
             owner.append(index)
-    width = max(len(s) for s in sequences)
-    input_ids = torch.full((len(sequences), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        input_ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
+    input_ids, mask = pad_sequences(sequences, pad, "cpu")
     return input_ids, mask, torch.tensor(owner, dtype=torch.long)
