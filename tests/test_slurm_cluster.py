@@ -130,7 +130,7 @@ def test_slurm_time_limits_memory_gpus_and_records_are_read():
 
 def test_preflight_names_every_kind_of_problem_and_where_it_was_set():
     cluster = read_cluster(fake_run, user="ada")
-    assert problems([request(), request(partition=None), request(partition="gpu", gpus=2, mem_mb=30000)],
+    assert problems([request(), request(partition=None), request(partition="gpu", gpus=1, mem_mb=30000)],
                     cluster) == []
     cases = {
         "partition 'gpus' does not exist on this cluster (its partitions: cpu, gpu, old)":
@@ -148,6 +148,10 @@ def test_preflight_names_every_kind_of_problem_and_where_it_was_set():
         "30000 MB)": request(partition="gpu", mem_mb=30001),
         "1 GPU requested on partition 'cpu', which has no GPU": request(gpus=1),
         "3 GPUs requested on partition 'gpu', which has at most 2 GPUs per node": request(partition="gpu", gpus=3),
+        # every rule runs one process: a second GPU would sit idle and the batch of a step would not grow with it
+        "2 GPUs requested, but every rule runs one process on one GPU (no torchrun): 1 would sit idle, and a "
+        "training step would still see train.batch_size x train.grad_accumulation documents":
+            request(partition="gpu", gpus=2),
     }
     for expected, req in cases.items():
         found = problems([req], cluster)

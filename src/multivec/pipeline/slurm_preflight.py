@@ -22,7 +22,10 @@ partition``/``show node`` and the user's associations (``sacctmgr list associati
   refuse it as "Requested node configuration is not available";
 - a runtime above the partition's ``MaxTime``: sbatch accepts the job, and it waits forever
   (``PartitionTimeLimit``);
-- GPUs on a partition whose nodes have fewer (none): sbatch refuses with the same unhelpful message.
+- GPUs on a partition whose nodes have fewer (none): sbatch refuses with the same unhelpful message;
+- more than one GPU for a job: every rule runs one process (no torchrun), so the other GPUs would sit idle
+  and the batch a training step sees would stay ``train.batch_size`` x ``train.grad_accumulation``, not grow
+  with them (a profile raising ``gpu`` to reach the paper's batch would train the configured one, silently).
 
 Each problem names the value, where it was set (``default-resources``, ``set-resources <rule>``, or the
 rule's ``resources:``, which take the config's ``resources`` block), the rules and the number of jobs.
@@ -247,6 +250,11 @@ def _origins(origins: list[str | None]) -> str:
 def _request_problems(req: Request, cluster: Cluster, default_partition: str | None) -> list[tuple[str, str | None]]:
     """(problem, the resource it is about) of one job."""
     out: list[tuple[str, str | None]] = []
+    if req.gpus > 1:
+        out.append((f"{req.gpus} GPUs requested, but every rule runs one process on one GPU (no torchrun): "
+                    f"{req.gpus - 1} would sit idle, and a training step would still see train.batch_size x "
+                    "train.grad_accumulation documents (the paper's batch is reached by accumulation on one GPU; "
+                    "docs/paper_settings.md); ask for gpu=1", "gpu"))
     if req.account is not None and cluster.associations:  # none listed (or unreadable): SLURM decides, as the plugin
         account = req.account.lower()
         if account not in cluster.associations:
