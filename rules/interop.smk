@@ -2,8 +2,11 @@
 # target `exports` (Snakefile), not part of `all`. Each trained model folder this scale builds and the library
 # exports (Table 2's NUGGET and TSDAE rows, the distilled students, the SubEncoders) becomes a sentence-transformers
 # folder exports/models/<name>/; each ranking evaluation of Table 2 a TREC run and qrels exports/trec/<run>/<task>.*
-# (ties pessimistic: the project's MRR); exports/manifest.tsv lists both, and the models skipped with the reason
-# (paper scale's mBART NUGGET and T5 SubEncoders). The logic is multivec.rules.interop; the work multivec.interop.
+# (ties pessimistic: the project's MRR), each task a BEIR folder exports/beir/<task>, and each run's rankings MTEB
+# result files results/mteb/multivec__<row>/<revision>/ scored by MTEB itself; exports/manifest.tsv lists the
+# models, and those skipped with the reason (paper scale's mBART NUGGET and T5 SubEncoders). The logic is
+# multivec.rules.interop; the work multivec.interop.
+from multivec.rules.interop import BEIR_TASK, MTEB_RESULTS, TREC_RUN
 from multivec.rules.interop import MANIFEST as EXPORT_MANIFEST
 from multivec.rules.interop import TIES as EXPORT_TIES
 from multivec.rules.interop import Exports, trec_run_name
@@ -62,6 +65,52 @@ rule export_trec:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/export_trec.py"
+
+
+rule export_beir:
+    # One ranking task (PI or RR) in BEIR's layout, with each query's candidates (a reranking task).
+    input:
+        docs=f"{task_dir('{task}')}/docs.txt",
+        task=f"{task_dir('{task}')}/task.jsonl",
+        meta=f"{task_dir('{task}')}/meta.json",
+    output:
+        folder=directory(BEIR_TASK),
+    log:
+        "logs/exports/beir/{task}.log",
+    benchmark:
+        "benchmarks/rules/exports/beir/{task}.tsv"
+    wildcard_constraints:
+        task="pi|rr",
+    threads: 1
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/export_beir.py"
+
+
+rule export_mteb:
+    # One Table 2 run's PI and RR rankings, scored by MTEB on the BEIR tasks: MTEB's result files.
+    input:
+        runs=lambda wc: [TREC_RUN.format(run=EXPORTS.mteb_export(wc.model, wc.revision).run, task=task)
+                         for task in TASKS],
+        tasks=expand(BEIR_TASK, task=TASKS),
+    output:
+        folder=directory(MTEB_RESULTS),
+    params:
+        tasks=TASKS,
+        name=lambda wc: EXPORTS.mteb_export(wc.model, wc.revision).name,
+        model_type=lambda wc: EXPORTS.mteb_export(wc.model, wc.revision).model_type,
+    log:
+        "logs/exports/mteb/{model}/{revision}.log",
+    benchmark:
+        "benchmarks/rules/exports/mteb/{model}/{revision}.tsv"
+    wildcard_constraints:
+        **EXPORTS.mteb_patterns(),
+    threads: 1
+    conda:
+        "../envs/mteb.yaml"
+    script:
+        "../workflow/scripts/export_mteb.py"
 
 
 rule export_manifest:

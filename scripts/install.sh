@@ -31,6 +31,7 @@ if [ -n "${TORCH_INDEX_URL:-}" ]; then
 else
   .venv/bin/python -m pip install -q "torch==$TORCH_VERSION"
 fi
-# test: the suite; bench: the speed benchmarks' anchors and the ONNX path, whose export check is a test
-.venv/bin/python -m pip install -q -c requirements/constraints.txt -e ".[test,bench]"
+# test: the suite; bench: the speed benchmarks' anchors and the ONNX path, whose export check is a test;
+# interop: MTEB (the exports target's MTEB results, and their tests)
+.venv/bin/python -m pip install -q -c requirements/constraints.txt -e ".[test,bench,interop]"
 .venv/bin/python -c "import multivec, torch, transformers, snakemake; print('installed: multivec', multivec.__version__, '| torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU)', '| transformers', transformers.__version__)"

@@ -1,6 +1,6 @@
 """The `exports` target (rules/interop.smk) on the built smoke DAG: every exported folder loads in
 sentence-transformers, the NUGGET, TSDAE and student exports give the project's vectors, and the TREC files give
-Table 2's MRR with pytrec_eval. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
+Table 2's MRR with pytrec_eval, and the MTEB result files give it with MTEB. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
 
 from __future__ import annotations
 
@@ -98,7 +98,30 @@ def check_exports(work: Path) -> dict[str, object]:
         trec = trec_mrr(run_path, run_path.with_suffix(".qrels"))
         assert trec == pytest.approx(evaluation["mrr"], abs=1e-9), (run_path, trec, evaluation["mrr"])
         mrrs[str(run_path.relative_to(work))] = (trec, evaluation["mrr"])
-    return {"models": len(exported), "max_abs_difference": differences, "trec_runs": len(runs), "mrr": mrrs}
+    mteb_checked = check_mteb_results(work)
+    return {"models": len(exported), "max_abs_difference": differences, "trec_runs": len(runs), "mrr": mrrs,
+            "mteb_results": mteb_checked}
+
+
+def check_mteb_results(work: Path) -> int:
+    """Each MTEB result file the DAG wrote gives Table 2's MRR of its run (MTEB rounds to 6 decimals on 0-1)."""
+    from multivec.interop.mteb_tasks import RERANKING_TASKS, main_score
+    from multivec.rules.interop import Exports
+    from rules_configs import scale_config, seed_sets
+
+    config = scale_config("smoke")
+    checked = 0
+    for export in Exports(config, seed_sets(config)).mteb_exports():
+        folder = work / export.dest
+        if not folder.is_dir():
+            continue
+        meta = json.loads((folder / "model_meta.json").read_text())
+        assert (meta["name"], meta["revision"]) == (export.name, export.revision)
+        for task, (task_name, _) in RERANKING_TASKS.items():
+            evaluation = json.loads((work / "results" / "table2" / export.run / f"{task}.json").read_text())
+            assert 100 * main_score(folder / f"{task_name}.json") == pytest.approx(evaluation["mrr"], abs=1e-4)
+            checked += 1
+    return checked
 
 
 @pytest.mark.e2e
@@ -116,7 +139,9 @@ def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of
     plan = Exports(config, seed_sets(config))
     one_per_kind = {m.kind: m.dest for m in reversed(plan.models)}
     run, _ = plan.trec_runs()[0]
-    targets = ["exports/manifest.tsv", *one_per_kind.values(), f"exports/trec/{run}/pi.run", f"exports/trec/{run}/rr.run"]
+    mteb_export = next(e for e in plan.mteb_exports() if e.run == run)
+    targets = ["exports/manifest.tsv", *one_per_kind.values(), f"exports/trec/{run}/pi.run", f"exports/trec/{run}/rr.run",
+               mteb_export.dest]
     result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *targets, "--configfile",
                              "config/smoke.yaml", "--cores", "2"], cwd=work, env=dict(os.environ, HF_HUB_OFFLINE="1"),
                             capture_output=True, text=True, timeout=1800)
@@ -124,6 +149,7 @@ def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of
     # only the exports ran: `all` had built every model and ranking they read
     ran = {line.split()[-1].rstrip(":") for line in (result.stdout + result.stderr).splitlines() if line.lstrip().startswith(
         ("rule ", "localrule "))}
-    assert ran <= {"export_model", "export_trec", "export_manifest", "exports"}, ran
+    assert ran <= {"export_model", "export_trec", "export_manifest", "export_beir", "export_mteb", "exports"}, ran
     measured = check_exports(work)
+    assert measured["mteb_results"] == 2
     print(json.dumps({k: v for k, v in measured.items() if k != "mrr"}, indent=1))

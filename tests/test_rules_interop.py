@@ -142,3 +142,28 @@ def test_exports_is_a_target_outside_all_and_its_rules_are_the_rule_files():
     assert "EXPORTS" not in all_rule and 'include: "rules/interop.smk"' in snakefile
     assert re.search(r'^rule exports:\n    """[^\n]+"""\n', snakefile, flags=re.M)  # a one-line docstring
     assert Path(REPO / "workflow" / "scripts" / "export_model.py").is_file()
+
+
+def test_each_table2_run_on_both_tasks_becomes_one_mteb_export(scale):
+    from multivec.nugget.tables.table2_rows import SIMILARITY
+    from multivec.rules.interop import MTEB_MODEL_TYPES, MTEB_RESULTS
+
+    name, config, exports = scale
+    runs = {run for run, _ in exports.trec_runs()}
+    mteb = exports.mteb_exports()
+    assert {e.run for e in mteb} == runs and len({e.dest for e in mteb}) == len(mteb)
+    assert {e.dest for e in mteb} <= set(exports.targets())
+    patterns = exports.mteb_patterns()
+    table2 = _table2(config)
+    for export in mteb:
+        row, seed = export.run.split("/seed") if "/seed" in export.run else (export.run, None)
+        assert export.dest == MTEB_RESULTS.format(model=f"multivec__{row}", revision=export.revision)
+        assert export.revision == (name if seed is None else f"{name}-seed{seed}")
+        assert export.name == f"multivec/{row}"
+        assert export.model_type == MTEB_MODEL_TYPES[SIMILARITY.get(table2.rows[row]["kind"], "bm25")]
+        assert re.fullmatch(patterns["model"], export.model) and re.fullmatch(patterns["revision"], export.revision)
+        assert exports.mteb_export(export.model, export.revision) == export
+    kinds = {table2.rows[e.run.split("/seed")[0]]["kind"]: e.model_type for e in mteb}
+    assert kinds.get("bm25", "sparse") == "sparse" and kinds.get("nugget") == "late-interaction"
+    with pytest.raises(KeyError):
+        exports.mteb_export("multivec__nope", name)

@@ -17,7 +17,11 @@ sentence-boundary selector, SubEncoders on a T5 backbone (paper scale's ST5 and 
 and untrained SubEncoders are never candidates (only trained students and SubEncoders are).
 
 Every ranking evaluation Table 2 writes (``results/table2/<run>/<task>.rankings.jsonl``, both seed sets) becomes
-``exports/trec/<run>/<task>.run`` and ``.qrels``, ties written pessimistically (the project's MRR).
+``exports/trec/<run>/<task>.run`` and ``.qrels``, ties written pessimistically (the project's MRR). Each task
+is written in BEIR's layout to ``exports/beir/<task>/``, and each run's two rankings become MTEB result files,
+scored by MTEB on those tasks (``multivec.interop.mteb_tasks``): ``results/mteb/multivec__<row>/<revision>/``
+(``MultivecPI.json``, ``MultivecRR.json``, ``model_meta.json``; the revision is ``<scale>`` for an untrained row
+and ``<scale>-seed<s>`` for a trained one).
 
 Nothing here imports a model library: the workflow imports this module while it parses.
 """
@@ -40,6 +44,10 @@ MODEL_EXPORT = "exports/models/{name}"
 TREC_RUN = "exports/trec/{run}/{task}.run"
 TREC_QRELS = "exports/trec/{run}/{task}.qrels"
 MANIFEST = "exports/manifest.tsv"
+BEIR_TASK = "exports/beir/{task}"
+MTEB_RESULTS = "results/mteb/{model}/{revision}"
+# MTEB's model type of a Table 2 row, by how the row scores (multivec.nugget.tables.table2_rows.SIMILARITY)
+MTEB_MODEL_TYPES = {"maxsim_mean": "late-interaction", "cosine": "dense", "bm25": "sparse"}
 TIES = "pessimistic"  # the project's MRR (multivec.interop.ranking_formats)
 NEVER = "(?!)"  # a wildcard pattern that matches nothing (no export of that kind at this scale)
 
@@ -70,6 +78,24 @@ class SkippedExport:
     kind: str
     folder: str
     reason: str
+
+
+@dataclass(frozen=True)
+class MtebExport:
+    """One Table 2 run's rankings (PI and RR) as MTEB result files."""
+
+    run: str  # results/table2/<run>
+    model: str  # MTEB's model name as a path: multivec__<row>
+    revision: str
+    model_type: str  # MTEB_MODEL_TYPES
+
+    @property
+    def name(self) -> str:  # MTEB's model name
+        return self.model.replace("__", "/", 1)
+
+    @property
+    def dest(self) -> str:
+        return MTEB_RESULTS.format(model=self.model, revision=self.revision)
 
 
 @dataclass
@@ -198,11 +224,43 @@ class Exports:
                               for _file, row, seed, task in self.table2.table2_ranking_files(seedset))
         return list(found)
 
+    # -- MTEB
+    def mteb_exports(self) -> list[MtebExport]:
+        """One MTEB export per Table 2 run that is evaluated on both tasks."""
+        from multivec.nugget.tables.table2_rows import SIMILARITY
+
+        tasks_of: dict[str, list[str]] = {}
+        for run, task in self.trec_runs():
+            tasks_of.setdefault(run, []).append(task)
+        scale = str(self.config.get("scale", "demo"))
+        exports = []
+        for run, tasks in tasks_of.items():
+            if sorted(tasks) != sorted(TASKS):
+                continue
+            row, seed = parse_run(run)
+            kind = self.table2.rows[row]["kind"]
+            exports.append(MtebExport(run, f"multivec__{row}", scale if seed is None else f"{scale}-seed{seed}",
+                                      MTEB_MODEL_TYPES[SIMILARITY.get(kind, "bm25")]))
+        return exports
+
+    def mteb_export(self, model: str, revision: str) -> MtebExport:
+        for export in self.mteb_exports():
+            if (export.model, export.revision) == (model, revision):
+                return export
+        raise KeyError(f"no MTEB export {model}/{revision}")
+
+    def mteb_patterns(self) -> dict[str, str]:
+        """The {model} and {revision} wildcards of export_mteb."""
+        exports = self.mteb_exports()
+        return {"model": "|".join(sorted({re.escape(e.model) for e in exports})) or NEVER,
+                "revision": "|".join(sorted({re.escape(e.revision) for e in exports})) or NEVER}
+
     # -- the target
     def targets(self) -> list[str]:
         """Every file and folder the ``exports`` target gathers."""
         return [MANIFEST, *(m.dest for m in self.models),
-                *(path.format(run=run, task=task) for run, task in self.trec_runs() for path in (TREC_RUN, TREC_QRELS))]
+                *(path.format(run=run, task=task) for run, task in self.trec_runs() for path in (TREC_RUN, TREC_QRELS)),
+                *(e.dest for e in self.mteb_exports())]
 
     def manifest_rows(self) -> list[dict[str, str]]:
         """One row per model the scale trains: exported (where to) or skipped (why)."""
