@@ -80,6 +80,7 @@ localrules:
     claims,
     rule_benchmarks,
     export_trec,
+    export_trec_propsegment,
     export_manifest,
 
 
@@ -106,7 +107,7 @@ include: "rules/distill_teachers.smk"
 include: "rules/distill_common.smk"
 include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
-# The exports of the trained models and Table 2's rankings (target `exports` below; not part of `all`).
+# The exports of the trained models and the rankings (target `exports` below; not part of `all`).
 include: "rules/interop.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
 include: "rules/claims_common.smk"
@@ -194,7 +195,7 @@ rule distill_claims:
 
 # Not part of `all` (it would lengthen every run): `snakemake --cores all exports` after (or instead of) `all`.
 rule exports:
-    """Trained models as sentence-transformers folders, Table 2's rankings as TREC runs (docs/interop.md)."""
+    """Trained models as sentence-transformers folders, the ranking evaluations as TREC runs (docs/interop.md)."""
     input:
         EXPORTS.targets(),
 

@@ -1,13 +1,16 @@
-# The trained models and Table 2's rankings in the tools others use (docs/interop.md, "From the workflow"): the
-# target `exports` (Snakefile), not part of `all`. Each trained model folder this scale builds and the library
-# exports (Table 2's NUGGET and TSDAE rows, the distilled students, the SubEncoders) becomes a sentence-transformers
-# folder exports/models/<name>/; each ranking evaluation of Table 2 a TREC run and qrels exports/trec/<run>/<task>.*
-# (ties pessimistic: the project's MRR), each task a BEIR folder exports/beir/<task>, and each run's rankings MTEB
-# result files results/mteb/multivec__<row>/<revision>/ scored by MTEB itself; exports/manifest.tsv lists the
-# models, and those skipped with the reason (paper scale's mBART NUGGET and T5 SubEncoders). The logic is
-# multivec.rules.interop; the work multivec.interop.
-from multivec.rules.interop import BEIR_TASK, MTEB_RESULTS, TREC_RUN
+# The trained models and the rankings in the tools others use (docs/interop.md, "From the workflow"): the target
+# `exports` (Snakefile), not part of `all`. Each trained model folder this scale builds and the library exports
+# (Table 2's NUGGET and TSDAE rows, the distilled students, the SubEncoders) becomes a sentence-transformers folder
+# exports/models/<name>/; each ranking evaluation of Table 2 a TREC run and qrels exports/trec/<run>/<task>.* (ties
+# pessimistic: the project's MRR), each ranking of the PropSegment retrieval tables one in
+# exports/trec/subencoder/<evaluation>/<ranking>.* (ties in candidate order: the project's P@1 and R@k), each
+# task a BEIR folder exports/beir/<task>, and each run's rankings MTEB result files
+# results/mteb/multivec__<row>/<revision>/ scored by MTEB itself; exports/manifest.tsv lists the models, and those
+# skipped with the reason (paper scale's mBART NUGGET and T5 SubEncoders). The logic is multivec.rules.interop; the
+# work multivec.interop.
+from multivec.rules.interop import BEIR_TASK, MTEB_RESULTS, PROPSEGMENT_QRELS, PROPSEGMENT_RUN, TREC_RUN
 from multivec.rules.interop import MANIFEST as EXPORT_MANIFEST
+from multivec.rules.interop import PROPSEGMENT_RANKINGS, PROPSEGMENT_TIES
 from multivec.rules.interop import TIES as EXPORT_TIES
 from multivec.rules.interop import Exports, trec_run_name
 
@@ -65,6 +68,31 @@ rule export_trec:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/export_trec.py"
+
+
+rule export_trec_propsegment:
+    # One ranking of a PropSegment retrieval evaluation (Tables 1, 4, 5, 8) -> a TREC run and its qrels.
+    input:
+        rankings=PROPSEGMENT_RANKINGS,
+    output:
+        run=PROPSEGMENT_RUN,
+        qrels=PROPSEGMENT_QRELS,
+    params:
+        ranking=lambda wc: EXPORTS.propsegment_run(wc.evaluation, wc.ranking).ranking,
+        part=lambda wc: EXPORTS.propsegment_run(wc.evaluation, wc.ranking).part,
+        run_name=lambda wc: EXPORTS.propsegment_run(wc.evaluation, wc.ranking).run_name,
+        ties=PROPSEGMENT_TIES,
+    log:
+        "logs/exports/trec/subencoder/{evaluation}/{ranking}.log",
+    benchmark:
+        "benchmarks/rules/exports/trec/subencoder/{evaluation}/{ranking}.tsv"
+    wildcard_constraints:
+        **EXPORTS.propsegment_patterns(),
+    threads: 1
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/export_trec_propsegment.py"
 
 
 rule export_beir:

@@ -1,6 +1,8 @@
 # Sub-sentence encoder (Chen et al. 2023): SubEncoder training (§3.2, App. B) on the data builders'
 # data/built/subencoder/{train,dev}.jsonl (rules/subencoder_data.smk), atomic-fact retrieval on
-# PropSegment dev (Tables 1, 4, 5; App. C.1 baselines), segmenter-predicted queries (Table 8).
+# PropSegment dev (Tables 1, 4, 5; App. C.1 baselines), segmenter-predicted queries (Table 8). Each evaluation
+# writes its scores (<name>.json) and each query's rankings (<name>.rankings.jsonl, exported as TREC runs by
+# rules/interop.smk).
 
 rule subencoder_model_train:
     # One SubEncoder per backbone, output dimension and training seed (statistics.seeds).
@@ -68,7 +70,8 @@ rule subencoder_eval_base:
     input:
         **PROPSEGMENT_DEV,
     output:
-        "results/subencoder/retrieval/base_{backbone}_{strategy}.json",
+        json="results/subencoder/retrieval/base_{backbone}_{strategy}.json",
+        rankings="results/subencoder/retrieval/base_{backbone}_{strategy}.rankings.jsonl",
     params:
         encoder=lambda wc: SUBENC_ENCODERS[wc.backbone],
         max_tokens=SUBENCODER["model"].get("max_tokens", 128),
@@ -93,7 +96,8 @@ rule subencoder_eval_lexical:
     input:
         **PROPSEGMENT_DEV,
     output:
-        "results/subencoder/retrieval/lexical_word_jaccard.json",
+        json="results/subencoder/retrieval/lexical_word_jaccard.json",
+        rankings="results/subencoder/retrieval/lexical_word_jaccard.rankings.jsonl",
     log:
         "logs/subencoder/eval_lexical.log",
     benchmark:
@@ -109,7 +113,8 @@ rule subencoder_eval_trained:
         **PROPSEGMENT_DEV,
         model="models/subencoder/{model}/seed{seed}/model.safetensors",
     output:
-        "results/subencoder/retrieval/subencoder_{model}/seed{seed}.json",
+        json="results/subencoder/retrieval/subencoder_{model}/seed{seed}.json",
+        rankings="results/subencoder/retrieval/subencoder_{model}/seed{seed}.rankings.jsonl",
     params:
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
     log:
@@ -134,7 +139,8 @@ rule subencoder_eval_predicted:
         **PROPSEGMENT_DEV,
         model="models/subencoder/{model}/seed{seed}/model.safetensors",
     output:
-        "results/subencoder/predicted/subencoder_{model}/seed{seed}.json",
+        json="results/subencoder/predicted/subencoder_{model}/seed{seed}.json",
+        rankings="results/subencoder/predicted/subencoder_{model}/seed{seed}.rankings.jsonl",
     params:
         batch_size=SUBENCODER["evaluation"].get("batch_size", 32),
         segmenter=SUBENC_SEGMENTER,

@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
     ("results/nugget_lm/nugget_r0.1/seed13.json", False),
     ("results/nugget_table4/random/seed13/pi.json", True),
     ("results/table2.csv", False),
+    ("results/subencoder/retrieval/subencoder_minilm_full/seed13.rankings.jsonl", True),  # 2 MB each
+    ("results/subencoder/retrieval/subencoder_minilm_full/seed13.json", False),
     ("rehearsal/run/results/table2.csv", True),  # scripts/slurm/rehearse_on_local_slurm.sh's default folder
 ])
 def test_results_gitignore(path, ignored):

@@ -1,6 +1,7 @@
 """The `exports` target (rules/interop.smk) on the built smoke DAG: every exported folder loads in
 sentence-transformers, the NUGGET, TSDAE and student exports give the project's vectors, and the TREC files give
-Table 2's MRR with pytrec_eval, and the MTEB result files give it with MTEB. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
+Table 2's MRR and the PropSegment retrieval's P@1 and R@5 with pytrec_eval, and the MTEB result files give the MRR
+with MTEB. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
 
 from __future__ import annotations
 
@@ -69,6 +70,37 @@ def trec_mrr(run_path: Path, qrels_path: Path) -> float:
     return 100.0 * float(np.mean([m["recip_rank"] for m in per_query.values()]))
 
 
+def check_propsegment_runs(work: Path) -> dict[str, tuple[float, float, float, float]]:
+    """Each PropSegment TREC run present gives its evaluation's P@1 and R@5 with pytrec_eval: query by query equal
+    floats, and the means; returns {run: (P_1, recall_5, project P@1, project R@5)}, ×100."""
+    import pytrec_eval
+
+    from multivec.interop.propsegment_formats import trec_id
+    from multivec.interop.ranking_formats import read_qrels, read_run
+
+    measured = {}
+    root = work / "exports" / "trec" / "subencoder"
+    for run_path in sorted(root.rglob("*.run")):
+        evaluation = json.loads((work / "results" / "subencoder" / run_path.parent.relative_to(root))
+                                .with_suffix(".json").read_text())
+        part, _, ranking = run_path.stem.partition("_") if run_path.stem.startswith(("gold_", "predicted_")) \
+            else (None, None, run_path.stem)
+        result = evaluation[part] if part else evaluation
+        per_query = result["per_query"]
+        values = per_query["protocols"][ranking] if ranking in per_query["protocols"] else per_query[ranking]
+        summary = result["protocols"][ranking] if ranking in result["protocols"] else result[ranking]
+        qrels = read_qrels(run_path.with_suffix(".qrels"))
+        trec = pytrec_eval.RelevanceEvaluator(qrels, {"P_1", "recall_5"}).evaluate(read_run(run_path))
+        assert list(qrels) == [trec_id(unit) for unit in per_query["units"]], run_path
+        for number, unit in enumerate(per_query["units"]):
+            got = trec.get(trec_id(unit), {"P_1": 0.0, "recall_5": 0.0})  # no run line: the project's 0 too
+            assert (100 * got["P_1"], 100 * got["recall_5"]) == (values["p@1"][number], values["r@5"][number]), unit
+        means = tuple(float(np.mean([100 * trec.get(q, {}).get(m, 0.0) for q in qrels])) for m in ("P_1", "recall_5"))
+        assert means == pytest.approx((summary["p@1"], summary["r@5"]), abs=1e-9), (run_path, means, summary)
+        measured[str(run_path.relative_to(work))] = (*means, summary["p@1"], summary["r@5"])
+    return measured
+
+
 def check_exports(work: Path) -> dict[str, object]:
     """Every check of the test on a workflow folder where exports ran (all of `exports`, or the manifest and some
     folders and runs: those present are checked); returns what it measured."""
@@ -89,7 +121,8 @@ def check_exports(work: Path) -> dict[str, object]:
         row = next(r for r in exported if r["kind"] == kind)
         differences[row["name"]] = max_difference(work, row)
         assert differences[row["name"]] <= TOLERANCE, (row["name"], differences[row["name"]])
-    runs = sorted((work / "exports" / "trec").rglob("*.run"))
+    runs = sorted(path for path in (work / "exports" / "trec").rglob("*.run")
+                  if "subencoder" not in path.relative_to(work / "exports" / "trec").parts[:1])  # Table 2's
     assert runs
     mrrs = {}
     for run_path in runs:
@@ -100,7 +133,7 @@ def check_exports(work: Path) -> dict[str, object]:
         mrrs[str(run_path.relative_to(work))] = (trec, evaluation["mrr"])
     mteb_checked = check_mteb_results(work)
     return {"models": len(exported), "max_abs_difference": differences, "trec_runs": len(runs), "mrr": mrrs,
-            "mteb_results": mteb_checked}
+            "mteb_results": mteb_checked, "propsegment": check_propsegment_runs(work)}
 
 
 def check_mteb_results(work: Path) -> int:
@@ -132,16 +165,20 @@ def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of
     from multivec.rules.interop import Exports
 
     work = copy_of_smoke_all(tmp_path / "wf")
-    # The manifest, one model of each kind and one run's TREC files: every rule and kind, in about a minute (the
-    # whole target, 14 models and 28 runs at smoke scale, would add minutes to the suite; the plan of all of them
-    # is tests/test_rules_interop.py's).
+    # The manifest, one model of each kind, one run's TREC files and two PropSegment runs (a SubEncoder's under the
+    # authors' protocol, Table 8's predicted queries): every rule and kind, in about a minute (the whole target,
+    # 14 models, 28 runs and 16 PropSegment runs at smoke scale, would add minutes to the suite; the plan of all of
+    # them is tests/test_rules_interop.py's).
     config = scale_config("smoke")
     plan = Exports(config, seed_sets(config))
     one_per_kind = {m.kind: m.dest for m in reversed(plan.models)}
     run, _ = plan.trec_runs()[0]
     mteb_export = next(e for e in plan.mteb_exports() if e.run == run)
+    propsegment = [next(r for r in plan.propsegment_runs() if r.evaluation.startswith("retrieval/subencoder_")
+                        and r.name == "authors"),
+                   next(r for r in plan.propsegment_runs() if r.name == "predicted_authors")]
     targets = ["exports/manifest.tsv", *one_per_kind.values(), f"exports/trec/{run}/pi.run", f"exports/trec/{run}/rr.run",
-               mteb_export.dest]
+               mteb_export.dest, *(r.run for r in propsegment)]
     result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *targets, "--configfile",
                              "config/smoke.yaml", "--cores", "2"], cwd=work, env=dict(os.environ, HF_HUB_OFFLINE="1"),
                             capture_output=True, text=True, timeout=1800)
@@ -149,7 +186,9 @@ def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of
     # only the exports ran: `all` had built every model and ranking they read
     ran = {line.split()[-1].rstrip(":") for line in (result.stdout + result.stderr).splitlines() if line.lstrip().startswith(
         ("rule ", "localrule "))}
-    assert ran <= {"export_model", "export_trec", "export_manifest", "export_beir", "export_mteb", "exports"}, ran
+    assert ran <= {"export_model", "export_trec", "export_trec_propsegment", "export_manifest", "export_beir",
+                   "export_mteb", "exports"}, ran
     measured = check_exports(work)
     assert measured["mteb_results"] == 2
+    assert sorted(measured["propsegment"]) == sorted(r.run for r in propsegment)
     print(json.dumps({k: v for k, v in measured.items() if k != "mrr"}, indent=1))

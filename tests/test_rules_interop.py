@@ -167,3 +167,47 @@ def test_each_table2_run_on_both_tasks_becomes_one_mteb_export(scale):
     assert kinds.get("bm25", "sparse") == "sparse" and kinds.get("nugget") == "late-interaction"
     with pytest.raises(KeyError):
         exports.mteb_export("multivec__nope", name)
+
+
+def test_propsegment_runs_cover_every_ranking_the_retrieval_tables_read(scale):
+    from multivec.rules.interop import PropsegmentRun
+    from multivec.rules.subencoder import Subencoder
+    from multivec.subencoder.tables import units
+
+    name, config, exports = scale
+    work = Subencoder(config, seed_sets(config))
+    expected = set()
+    for table in work.retrieval_tables:  # the unit files' entries: the table seeds, and the claim seeds if claimed
+        claimed = bool(exports.seeds.claimed_rows(units.stat_table_name(table)))
+        sources = {s.row: s for s in units.table_rows(table, work.layout)}
+        for seedset in ("tables", "claims") if claimed else ("tables",):
+            for entry in work.subencoder_unit_entries(table, seedset):
+                for ranking in units.row_rankings(table, sources[entry["row"]]):
+                    expected.add((entry["path"], entry["part"], ranking))
+    runs = exports.propsegment_runs()
+    assert len(runs) == len(set(runs)) and {(r.json, r.part, r.ranking) for r in runs} == expected
+    # every evaluation the tables read, at every scale: Table 1's protocols, Table 4's levels, Table 8's parts
+    rankings = {r.name for r in runs}
+    assert rankings >= {"authors", "own_sentence_excluded", "sentence", "document"}
+    assert {"gold_authors", "predicted_authors"} <= rankings or "table8" not in work.retrieval_tables
+    assert any(r.evaluation.startswith("retrieval/lexical_") for r in runs) == work.layout.lexical
+    trained = {r.evaluation for r in runs if "/seed" in r.evaluation}
+    assert {e.rsplit("/seed", 1)[1] for e in trained} == {str(s) for s in exports.seeds.model_seeds("tables")
+                                                         + exports.seeds.model_seeds("claims")}
+    targets = exports.targets()
+    patterns = exports.propsegment_patterns()
+    table2 = {f"exports/trec/{run}/{task}.run" for run, task in exports.trec_runs()}
+    for run in runs:
+        assert run.rankings == run.json.removesuffix(".json") + ".rankings.jsonl"
+        assert run.rankings.startswith(("results/subencoder/retrieval/", "results/subencoder/predicted/"))
+        assert run.run == f"exports/trec/subencoder/{run.evaluation}/{run.name}.run" and run.run not in table2
+        assert {run.run, run.qrels} <= set(targets) and " " not in run.run_name and "/" not in run.run_name
+        assert (run.part is None) == run.evaluation.startswith("retrieval/")
+        assert re.fullmatch(patterns["evaluation"], run.evaluation) and re.fullmatch(patterns["ranking"], run.name)
+        assert exports.propsegment_run(run.evaluation, run.name) == run
+    assert PropsegmentRun("predicted/subencoder_x_full/seed13", "authors", "gold").run == \
+        "exports/trec/subencoder/predicted/subencoder_x_full/seed13/gold_authors.run"
+    with pytest.raises(KeyError):
+        exports.propsegment_run("retrieval/nope", "authors")
+    counts = {"smoke": 16, "demo": 30, "paper": 104}
+    assert len(runs) == counts[name]

@@ -16,6 +16,7 @@ Modules, one idea each:
 - ``export``: ``export_model`` for any kind (``python -m multivec export-model``);
 - ``ranking_formats``: TREC runs and qrels, and the BEIR layout, of the ranking evaluations
   (``python -m multivec export-run``);
+- ``propsegment_formats``: TREC runs and qrels of the sub-sentence encoder's PropSegment retrieval rankings;
 - ``cli``: the two commands.
 
 See docs/interop.md. Importing this package does not import sentence-transformers; the names below load lazily.
@@ -34,6 +35,7 @@ _EXPORTS = {
     "ChunkedTransformer": "chunked_student", "ChunkMeanPooling": "chunked_student",
     "write_run": "ranking_formats", "write_qrels": "ranking_formats", "write_beir": "ranking_formats",
     "run_from_rankings": "ranking_formats", "write_trec": "ranking_formats",
+    "write_propsegment_trec": "propsegment_formats",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -17,7 +17,13 @@ sentence-boundary selector, SubEncoders on a T5 backbone (paper scale's ST5 and 
 and untrained SubEncoders are never candidates (only trained students and SubEncoders are).
 
 Every ranking evaluation Table 2 writes (``results/table2/<run>/<task>.rankings.jsonl``, both seed sets) becomes
-``exports/trec/<run>/<task>.run`` and ``.qrels``, ties written pessimistically (the project's MRR). Each task
+``exports/trec/<run>/<task>.run`` and ``.qrels``, ties written pessimistically (the project's MRR). Every ranking
+the sub-sentence encoder's retrieval tables read (Tables 1, 4, 5, 8: each row at the table seeds, and at the claim
+seeds for a table a claim reads) becomes ``exports/trec/subencoder/<evaluation>/<ranking>.run`` and ``.qrels``
+(``<evaluation>``: the evaluation's path under ``results/subencoder/`` without ``.json``, e.g.
+``retrieval/subencoder_<backbone>_full/seed<s>``; ``<ranking>``: a protocol, ``sentence`` or ``document``, after
+``gold_``/``predicted_`` for Table 8), ties in the project's candidate order (its P@1 and R@k;
+``multivec.interop.propsegment_formats``). Each task
 is written in BEIR's layout to ``exports/beir/<task>/``, and each run's two rankings become MTEB result files,
 scored by MTEB on those tasks (``multivec.interop.mteb_tasks``): ``results/mteb/multivec__<row>/<revision>/``
 (``MultivecPI.json``, ``MultivecRR.json``, ``model_meta.json``; the revision is ``<scale>`` for an untrained row
@@ -49,6 +55,10 @@ MTEB_RESULTS = "results/mteb/{model}/{revision}"
 # MTEB's model type of a Table 2 row, by how the row scores (multivec.nugget.tables.table2_rows.SIMILARITY)
 MTEB_MODEL_TYPES = {"maxsim_mean": "late-interaction", "cosine": "dense", "bm25": "sparse"}
 TIES = "pessimistic"  # the project's MRR (multivec.interop.ranking_formats)
+PROPSEGMENT_RUN = "exports/trec/subencoder/{evaluation}/{ranking}.run"
+PROPSEGMENT_QRELS = "exports/trec/subencoder/{evaluation}/{ranking}.qrels"
+PROPSEGMENT_RANKINGS = "results/subencoder/{evaluation}.rankings.jsonl"
+PROPSEGMENT_TIES = "candidate_order"  # the project's P@1 and R@k (multivec.interop.propsegment_formats)
 NEVER = "(?!)"  # a wildcard pattern that matches nothing (no export of that kind at this scale)
 
 # The NUGGET encoders the library exports (multivec.interop.nugget_export): the demo's BERT-style ones.
@@ -98,6 +108,39 @@ class MtebExport:
         return MTEB_RESULTS.format(model=self.model, revision=self.revision)
 
 
+@dataclass(frozen=True)
+class PropsegmentRun:
+    """One ranking of one PropSegment retrieval evaluation as a TREC run and qrels."""
+
+    evaluation: str  # results/subencoder/<evaluation>.json
+    ranking: str  # the rankings JSONL's ranking: a protocol, sentence or document
+    part: str | None = None  # Table 8: gold or predicted queries
+
+    @property
+    def name(self) -> str:  # the {ranking} of the exported files
+        return f"{self.part}_{self.ranking}" if self.part else self.ranking
+
+    @property
+    def rankings(self) -> str:
+        return PROPSEGMENT_RANKINGS.format(evaluation=self.evaluation)
+
+    @property
+    def json(self) -> str:
+        return f"results/subencoder/{self.evaluation}.json"
+
+    @property
+    def run(self) -> str:
+        return PROPSEGMENT_RUN.format(evaluation=self.evaluation, ranking=self.name)
+
+    @property
+    def qrels(self) -> str:
+        return PROPSEGMENT_QRELS.format(evaluation=self.evaluation, ranking=self.name)
+
+    @property
+    def run_name(self) -> str:  # the run tag (one token)
+        return f"propsegment_{self.evaluation}_{self.name}".replace("/", "_")
+
+
 @dataclass
 class ExportPlan:
     models: list[ModelExport] = field(default_factory=list)
@@ -139,7 +182,8 @@ def _seeds(seeds: SeedSets, seedsets: list[str]) -> list:
 
 
 class Exports:
-    """What the ``exports`` target writes for a config (``plan`` / ``models`` / ``skipped`` / ``trec_runs``)."""
+    """What the ``exports`` target writes for a config (``plan`` / ``models`` / ``skipped`` / ``trec_runs`` /
+    ``propsegment_runs``)."""
 
     def __init__(self, config: Mapping[str, Any], seeds: SeedSets):
         self.config = config
@@ -147,6 +191,7 @@ class Exports:
         self.zoo = NuggetZoo(config)
         self.table2 = Table2Runs(config, self.zoo, seeds)
         self.plan = ExportPlan()
+        self.subencoder_rows = self._subencoder_rows()
         self._nugget()
         self._students()
         self._subencoders()
@@ -178,24 +223,31 @@ class Exports:
             self.plan.add(ModelExport(f"distill/{run}/seed{seed}", "student", folder,
                                       (f"{folder}/model.safetensors", f"{folder}/config.json")), None)
 
+    def _subencoder_rows(self) -> list[tuple[str, Any, Any]]:
+        """(table, row source, seed) of every row of the retrieval tables this scale builds, each trained row at
+        the table seeds and, for a table a claim reads, at the claim seeds; an untrained row once (seed None)."""
+        subencoder = self.config["subencoder"]
+        layout = _subenc_units.Layout.from_config(subencoder)
+        tables = ["table1", "table4"] + (["table5"] if subencoder["model"].get("reduced_dim") else []) \
+            + (["table8"] if subencoder["evaluation"].get("segmenter") else [])
+        found = []
+        for table in tables:
+            claimed = bool(self.seeds.claimed_rows(_subenc_units.stat_table_name(table)))
+            seeds = _seeds(self.seeds, ["tables", "claims"] if claimed else ["tables"])
+            for source in _subenc_units.table_rows(table, layout):
+                found += [(table, source, seed) for seed in (seeds if source.trained else [None])]
+        return found
+
     def _subencoders(self) -> None:
         """The trained SubEncoders of the retrieval tables, at the table seeds and, for a table a claim reads, at
         the claim seeds."""
         subencoder = self.config["subencoder"]
-        layout = _subenc_units.Layout.from_config(subencoder)
         encoders = {b["name"]: b["encoder"] for b in subencoder["model"]["backbones"]}
-        reduced = subencoder["model"].get("reduced_dim")
-        tables = ["table1", "table4"] + (["table5"] if reduced else []) \
-            + (["table8"] if subencoder["evaluation"].get("segmenter") else [])
         found: dict[tuple[str, str, Any], None] = {}
-        for table in tables:
-            claimed = bool(self.seeds.claimed_rows(_subenc_units.stat_table_name(table)))
-            for source in _subenc_units.table_rows(table, layout):
-                if not source.trained:
-                    continue
+        for _table, source, seed in self.subencoder_rows:
+            if source.trained:
                 variant = source.variant if source.evaluation == "trained" else "full"
-                for seed in _seeds(self.seeds, ["tables", "claims"] if claimed else ["tables"]):
-                    found[(source.backbone, variant, seed)] = None
+                found[(source.backbone, variant, seed)] = None
         for backbone, variant, seed in found:
             folder = f"models/subencoder/{backbone}_{variant}/seed{seed}"  # rules/subencoder.smk (train, pca)
             export = ModelExport(f"subencoder/{backbone}_{variant}/seed{seed}", "subencoder", folder,
@@ -224,6 +276,25 @@ class Exports:
                               for _file, row, seed, task in self.table2.table2_ranking_files(seedset))
         return list(found)
 
+    def propsegment_runs(self) -> list[PropsegmentRun]:
+        """Every ranking the PropSegment retrieval tables read (``multivec.subencoder.tables.units.row_rankings``),
+        of every evaluation they read, each once."""
+        found: dict[PropsegmentRun, None] = {}
+        for table, source, seed in self.subencoder_rows:
+            evaluation = _subenc_units.evaluation_path(source, seed).removeprefix("results/subencoder/")
+            part = source.variant if source.evaluation == "predicted" else None
+            for ranking in _subenc_units.row_rankings(table, source):
+                found[PropsegmentRun(evaluation.removesuffix(".json"), ranking, part)] = None
+        return list(found)
+
+    def propsegment_run(self, evaluation: str, ranking: str) -> PropsegmentRun:
+        return _find(self.propsegment_runs(), ("evaluation", "name"), (evaluation, ranking), "PropSegment run")
+
+    def propsegment_patterns(self) -> dict[str, str]:
+        """The {evaluation} and {ranking} wildcards of export_trec_propsegment."""
+        runs = self.propsegment_runs()
+        return {"evaluation": _alternation(r.evaluation for r in runs), "ranking": _alternation(r.name for r in runs)}
+
     # -- MTEB
     def mteb_exports(self) -> list[MtebExport]:
         """One MTEB export per Table 2 run that is evaluated on both tasks."""
@@ -244,22 +315,19 @@ class Exports:
         return exports
 
     def mteb_export(self, model: str, revision: str) -> MtebExport:
-        for export in self.mteb_exports():
-            if (export.model, export.revision) == (model, revision):
-                return export
-        raise KeyError(f"no MTEB export {model}/{revision}")
+        return _find(self.mteb_exports(), ("model", "revision"), (model, revision), "MTEB export")
 
     def mteb_patterns(self) -> dict[str, str]:
         """The {model} and {revision} wildcards of export_mteb."""
         exports = self.mteb_exports()
-        return {"model": "|".join(sorted({re.escape(e.model) for e in exports})) or NEVER,
-                "revision": "|".join(sorted({re.escape(e.revision) for e in exports})) or NEVER}
+        return {"model": _alternation(e.model for e in exports), "revision": _alternation(e.revision for e in exports)}
 
     # -- the target
     def targets(self) -> list[str]:
         """Every file and folder the ``exports`` target gathers."""
         return [MANIFEST, *(m.dest for m in self.models),
                 *(path.format(run=run, task=task) for run, task in self.trec_runs() for path in (TREC_RUN, TREC_QRELS)),
+                *(path for run in self.propsegment_runs() for path in (run.run, run.qrels)),
                 *(e.dest for e in self.mteb_exports())]
 
     def manifest_rows(self) -> list[dict[str, str]]:
@@ -269,6 +337,19 @@ class Exports:
         rows += [{"name": s.name, "kind": s.kind, "source": s.folder, "status": "skipped", "export": "",
                   "reason": s.reason} for s in self.skipped]
         return rows
+
+
+def _find(items, fields: tuple[str, ...], values: tuple[str, ...], what: str):
+    """The item whose ``fields`` equal ``values`` (a wildcard's plan entry); KeyError naming it otherwise."""
+    for item in items:
+        if tuple(getattr(item, f) for f in fields) == values:
+            return item
+    raise KeyError(f"no {what} {'/'.join(values)}")
+
+
+def _alternation(values) -> str:
+    """A wildcard pattern matching exactly ``values`` (NEVER when there are none)."""
+    return "|".join(sorted({re.escape(v) for v in values})) or NEVER
 
 
 def trec_run_name(run: str, task: str) -> str:

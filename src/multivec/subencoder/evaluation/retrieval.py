@@ -22,6 +22,14 @@ Each sentence is forwarded once for all its propositions (``SubEncoder.encode``)
 Every level's metrics are also kept per query (``per_query``: the query ids, ``query_unit_id``, and each
 metric's per-query values ×100), the evaluation units of the bootstrap CIs and paired tests; the summary
 numbers are their means.
+
+With a ``rankings`` list, the evaluation also hands back each query's ranked units, one row per (query,
+ranking) (``ranking_rows``; the rules write them beside the evaluation JSON as ``<name>.rankings.jsonl``):
+``query`` (``query_unit_id``), ``ranking`` (a protocol's name at the proposition level, ``sentence`` or
+``document``), ``level``, ``ranked`` (the top 20 unit ids, best first, in the order the metrics read them),
+``scores`` (the score each was ranked by) and ``gold`` (the query's gold unit ids). Unit ids: a proposition
+``<document>:<sentence>:<token,token,...>`` (``proposition_id``), a sentence ``<document>:<sentence>``, a
+document its id. ``multivec.interop.propsegment_formats`` turns them into TREC runs and qrels.
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ import torch
 from multivec.metrics.maxsim import cosine_matrix
 from multivec.metrics.ranking import precision_recall_at
 from multivec.subencoder.evaluation.retrieval_set import Proposition, RetrievalSet
-from multivec.subencoder.evaluation.unit_ranking import KS, mean_metrics, per_query_scores, score_rankings
+from multivec.subencoder.evaluation.unit_ranking import (KS, mean_metrics, per_query_scores, ranked_unit_scores,
+                                                         score_rankings)
 from multivec.subencoder.model import SubEncoder
 
 
@@ -65,6 +74,17 @@ def encode_propositions(model: SubEncoder, sentences: dict[tuple[str, int], str]
 
 def proposition_spans(rs: RetrievalSet, props: Sequence[Proposition]):
     return [(p.sentence_key, rs.char_spans(p)) for p in props]
+
+
+def proposition_id(prop: Proposition) -> str:
+    """A candidate proposition's id in the rankings: ``<document>:<sentence>:<token indices, comma-separated>``
+    (candidates are unique propositions, so ids are unique)."""
+    return f"{prop.document_id}:{prop.sentence_index}:{','.join(map(str, prop.token_indices))}"
+
+
+def unit_id(key: Any) -> str:
+    """The id of a sentence (key ``(document, sentence)``: ``<document>:<sentence>``) or a document (its id)."""
+    return ":".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
 def query_unit_id(rs: RetrievalSet, row: int) -> str:
@@ -105,13 +125,29 @@ def top1_shares(rs: RetrievalSet, rows: Sequence[int], rankings: Sequence[Sequen
     return {"top1_own_sentence_pct": 100 * sentence / n, "top1_own_document_pct": 100 * document / n}
 
 
-def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int]) -> dict[str, Any]:
+def ranking_rows(name: str, level: str, query_ids: Sequence[str], ranked: Sequence[Sequence[int]],
+                 scores: torch.Tensor, gold: Sequence[set[int]], unit_ids: Sequence[str],
+                 unit_of: Sequence[int], removed: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rankings rows (module doc) of one ranking of every query: ``ranked[q]`` the units ``score_rankings``
+    returned for query q, ``gold[q]`` its gold units, ``removed[q]`` the candidates it left out."""
+    rows = []
+    for q, (query, ranking, gold_set, exclude) in enumerate(zip(query_ids, ranked, gold, removed)):
+        rows.append({"query": query, "ranking": name, "level": level, "ranked": [unit_ids[u] for u in ranking],
+                     "scores": ranked_unit_scores(scores[q], ranking, unit_of, len(unit_ids), exclude),
+                     "gold": [unit_ids[g] for g in sorted(gold_set)]})
+    return rows
+
+
+def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int],
+                    rankings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Every protocol's proposition-level metrics and the sentence- and document-level metrics of one
     (Q, C) query-candidate score matrix; ``rows``: the rows of ``rs.queries`` the queries stand for.
 
     ``proposition`` is the authors' protocol (Tables 5, 8), ``protocols[<name>]`` each protocol's (Table 1),
     ``top1[<name>]`` where each protocol's top-1 candidates come from (``top1_shares``); ``per_query`` keeps
-    the per-query values of each, and ``removed``: the candidate the authors' protocol left out per query."""
+    the per-query values of each, and ``removed``: the candidate the authors' protocol left out per query.
+    ``rankings``, when given, receives the rows of every ranking scored (``ranking_rows``); the result is the
+    same with or without it."""
     rows = list(rows)
     if scores.shape != (len(rows), len(rs.candidates)):
         raise ValueError(f"score matrix {tuple(scores.shape)} for {len(rows)} queries and "
@@ -122,16 +158,20 @@ def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int])
                                "candidate_documents": len({c.document_id for c in rs.candidates}),
                                "protocols": {}, "top1": {}, "removed_per_query": {}}
     per_query: dict[str, Any] = {"units": [query_unit_id(rs, r) for r in rows], "protocols": {}}
+    candidate_ids = [proposition_id(c) for c in rs.candidates] if rankings is not None else []
     for protocol in PROTOCOLS:
         removed = removed_candidates(rs, rows, protocol)
-        rankings = score_rankings(scores, removed, top=max(KS))
+        ranked = score_rankings(scores, removed, top=max(KS))
         values: dict[str, list[float]] = {}
-        for ranking, gold_set in zip(rankings, gold):
+        for ranking, gold_set in zip(ranked, gold):
             for name, value in precision_recall_at(ranking, gold_set, KS).items():
                 values.setdefault(name, []).append(100 * value)
         per_query["protocols"][protocol] = values
         results["protocols"][protocol] = mean_metrics(values)
-        results["top1"][protocol] = top1_shares(rs, rows, rankings)
+        results["top1"][protocol] = top1_shares(rs, rows, ranked)
+        if rankings is not None:
+            rankings += ranking_rows(protocol, "proposition", per_query["units"], ranked, scores, gold,
+                                     candidate_ids, list(range(len(candidate_ids))), removed)
         results["removed_per_query"][protocol] = sum(map(len, removed)) / max(1, len(removed))
         if protocol == "authors":
             per_query["removed"] = [r[0] if r else None for r in removed]
@@ -143,7 +183,12 @@ def evaluate_scores(rs: RetrievalSet, scores: torch.Tensor, rows: Sequence[int])
         units = {key: i for i, key in enumerate(dict.fromkeys(unit_key(c) for c in rs.candidates))}
         unit_of = [units[unit_key(c)] for c in rs.candidates]
         unit_gold = [{unit_of[g] for g in gold_set} for gold_set in gold]
-        per_query[level] = per_query_scores(scores, unit_gold, [e or None for e in excluded], unit_of, len(units))
+        removed = [e or None for e in excluded]
+        ranked: list[list[int]] = []
+        per_query[level] = per_query_scores(scores, unit_gold, removed, unit_of, len(units), rankings=ranked)
+        if rankings is not None:
+            rankings += ranking_rows(level, level, per_query["units"], ranked, scores, unit_gold,
+                                     [unit_id(key) for key in units], unit_of, removed)
         results[level] = mean_metrics(per_query[level])
         results[f"{level}_units"] = len(units)
     results["per_query"] = per_query
@@ -163,10 +208,10 @@ def _rows_and_queries(rs: RetrievalSet, queries: Sequence[Proposition] | None, q
 
 
 def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooling", batch_size: int = 32,
-             queries: Sequence[Proposition] | None = None, query_rows: Sequence[int] | None = None
-             ) -> dict[str, Any]:
+             queries: Sequence[Proposition] | None = None, query_rows: Sequence[int] | None = None,
+             rankings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Proposition- (every protocol), sentence- and document-level metrics of one encoder on ``rs``
-    (``evaluate_scores`` of the cosine similarities).
+    (``evaluate_scores`` of the cosine similarities; ``rankings``: its rankings rows, when given).
 
     ``queries``/``query_rows`` (Table 8): other query propositions (e.g. a segmenter's) standing in for
     the queries ``query_rows`` of ``rs`` (same sentence, same gold, same removed candidates); default:
@@ -177,7 +222,7 @@ def evaluate(model: SubEncoder, rs: RetrievalSet, *, strategy: str = "mask_pooli
                                      strategy=strategy, batch_size=batch_size)
     query_vectors = encode_propositions(model, rs.sentences, proposition_spans(rs, query_props),
                                         strategy=strategy, batch_size=batch_size)
-    results = evaluate_scores(rs, cosine_matrix(query_vectors, candidates), rows)
+    results = evaluate_scores(rs, cosine_matrix(query_vectors, candidates), rows, rankings)
     results["dim"] = int(candidates.shape[1])
     vectors_per_sentence = len(rs.candidates) / max(1, len({c.sentence_key for c in rs.candidates}))
     results["index"] = {"vectors_per_sentence": round(vectors_per_sentence, 3),
@@ -213,11 +258,12 @@ def word_jaccard_scores(rs: RetrievalSet, query_props: Sequence[Proposition]) ->
 
 
 def evaluate_lexical(rs: RetrievalSet, queries: Sequence[Proposition] | None = None,
-                     query_rows: Sequence[int] | None = None) -> dict[str, Any]:
+                     query_rows: Sequence[int] | None = None,
+                     rankings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The lexical baseline (``word_jaccard_scores``) under every protocol; ties go to the lower candidate
-    index (candidates are ordered by document and sentence)."""
+    index (candidates are ordered by document and sentence). ``rankings``: as ``evaluate_scores``'."""
     rows, query_props = _rows_and_queries(rs, queries, query_rows)
-    results = evaluate_scores(rs, word_jaccard_scores(rs, query_props), rows)
+    results = evaluate_scores(rs, word_jaccard_scores(rs, query_props), rows, rankings)
     results["dim"] = None
     return results
 

@@ -25,11 +25,10 @@ from multivec.metrics.ranking import precision_recall_at
 KS = (5, 10, 20)
 
 
-def rank_units(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_units: int,
-               exclude: int | Sequence[int] | None, top: int) -> list[int]:
-    """The ``top`` best units for one query. ``scores``: (C,) over candidate propositions; ``unit_of[c]``: the
-    unit of candidate c (identity for proposition retrieval); candidate(s) ``exclude`` (the query) are left out.
-    A unit's score is the max over its candidates; ties go to the lower unit index."""
+def _unit_scores(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_units: int,
+                 exclude: int | Sequence[int] | None) -> tuple[torch.Tensor, int]:
+    """Each unit's score for one query (the max over its candidates, ``exclude`` left out; -inf for a unit with
+    no candidate left) and how many units have a candidate left."""
     scores = scores.clone().float()
     if exclude is not None:
         scores[torch.as_tensor(exclude, dtype=torch.long)] = float("-inf")
@@ -39,8 +38,24 @@ def rank_units(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_un
     present = torch.zeros(n_units, dtype=torch.bool)
     present[units[torch.isfinite(scores)]] = True
     best[~present] = float("-inf")
+    return best, int(present.sum())
+
+
+def rank_units(scores: torch.Tensor, unit_of: Sequence[int] | torch.Tensor, n_units: int,
+               exclude: int | Sequence[int] | None, top: int) -> list[int]:
+    """The ``top`` best units for one query. ``scores``: (C,) over candidate propositions; ``unit_of[c]``: the
+    unit of candidate c (identity for proposition retrieval); candidate(s) ``exclude`` (the query) are left out.
+    A unit's score is the max over its candidates; ties go to the lower unit index (a stable sort)."""
+    best, present = _unit_scores(scores, unit_of, n_units, exclude)
     order = torch.argsort(-best, stable=True)
-    return [int(u) for u in order[:min(top, int(present.sum()))]]
+    return [int(u) for u in order[:min(top, present)]]
+
+
+def ranked_unit_scores(scores: torch.Tensor, ranking: Sequence[int], unit_of: Sequence[int] | torch.Tensor,
+                       n_units: int, exclude: int | Sequence[int] | None) -> list[float]:
+    """The score ``rank_units`` gave each unit of ``ranking`` (same arguments): what the ranking was sorted by."""
+    best, _ = _unit_scores(scores, unit_of, n_units, exclude)
+    return [float(best[u]) for u in ranking]
 
 
 def score_rankings(scores: torch.Tensor, query_index: Sequence[int | Sequence[int] | None],
@@ -57,17 +72,22 @@ def score_rankings(scores: torch.Tensor, query_index: Sequence[int | Sequence[in
 
 def per_query_scores(scores: torch.Tensor, gold: Sequence[set[int]],
                      query_index: Sequence[int | Sequence[int] | None], unit_of: Sequence[int] | None = None,
-                     n_units: int | None = None, ks: Sequence[int] = KS) -> dict[str, list[float]]:
+                     n_units: int | None = None, ks: Sequence[int] = KS,
+                     rankings: list[list[int]] | None = None) -> dict[str, list[float]]:
     """Each query's P@1 and R@k ×100 from a (Q, C) score matrix (cosine, or any similarity such as the
     lexical baseline's word Jaccard). ``gold`` holds unit indices; ``query_index[q]``: the candidate(s)
-    left out of query q's ranking (the evaluation protocol's; None: none)."""
+    left out of query q's ranking (the evaluation protocol's; None: none). ``rankings``, when given, receives
+    each query's ranked units (the top ``max(ks)``), the lists the metrics were computed from."""
     if len(gold) != scores.shape[0] or len(query_index) != scores.shape[0]:
         raise ValueError(f"{scores.shape[0]} queries but {len(gold)} gold sets and "
                          f"{len(query_index)} query indices")
     if not len(gold):
         raise ValueError("no queries to score")
+    ranked = score_rankings(scores, query_index, unit_of, n_units, max(ks))
+    if rankings is not None:
+        rankings.extend(ranked)
     per_query: dict[str, list[float]] = {}
-    for ranking, gold_set in zip(score_rankings(scores, query_index, unit_of, n_units, max(ks)), gold):
+    for ranking, gold_set in zip(ranked, gold):
         for name, value in precision_recall_at(ranking, gold_set, ks).items():
             per_query.setdefault(name, []).append(100 * value)
     return per_query

@@ -252,6 +252,14 @@ def evaluation_path(source: RowSource, seed: int | None) -> str:
     return f"results/subencoder/predicted/subencoder_{source.backbone}_full/seed{seed}.json"
 
 
+def row_rankings(table: str, source: RowSource) -> list[str]:
+    """The rankings (the rankings JSONL's ``ranking``) the row's metrics in ``table`` read: the proposition level
+    under the row's protocol (Table 1) or the authors' (Tables 5, 8), and Table 4's ``sentence`` and ``document``
+    levels; for a Table 8 row, of its part (``source.variant``)."""
+    return list(dict.fromkeys((source.protocol or "authors") if level == "proposition" else level
+                              for level, _ in TABLE_METRICS[table].values()))
+
+
 def unit_entries(table: str, layout: Layout, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """``table_measurements``' entries of a retrieval table over ``seeds``: each trained row at each seed,
     each untrained row once (seed None)."""
