@@ -100,6 +100,8 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
     ArtifactKind("results/nugget_table4/*/seed*/*.rankings.jsonl", "rankings",
                  "per-query rankings of one ablation (one seed) on one task"),
     ArtifactKind("results/nugget_table4/*/seed*/*.json", "ranking metrics", "one Table 4 ablation's (one seed) MRR on one task"),
+    ArtifactKind("results/subencoder/**/*.rankings.jsonl", "jsonl",
+                 "PropSegment per query and ranking of one evaluation: the top 20 units, their scores, the gold units"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
     # the statistics layer (rules/statistics_common.smk, rules/claims.smk)
     ArtifactKind("data/statistics/units/*.parquet", "unit scores", "per-unit scores of one table's rows over a seed set"),
