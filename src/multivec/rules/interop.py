@@ -311,7 +311,7 @@ class Exports:
             row, seed = parse_run(run)
             kind = self.table2.rows[row]["kind"]
             exports.append(MtebExport(run, f"multivec__{row}", scale if seed is None else f"{scale}-seed{seed}",
-                                      MTEB_MODEL_TYPES[SIMILARITY.get(kind, "bm25")]))
+                                      MTEB_MODEL_TYPES["bm25" if kind == "bm25" else SIMILARITY[kind]]))
         return exports
 
     def mteb_export(self, model: str, revision: str) -> MtebExport:
