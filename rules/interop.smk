@@ -5,10 +5,13 @@
 # pessimistic: the project's MRR), each ranking of the PropSegment retrieval tables one in
 # exports/trec/subencoder/<evaluation>/<ranking>.* (ties in candidate order: the project's P@1 and R@k), each
 # task a BEIR folder exports/beir/<task>, and each run's rankings MTEB result files
-# results/mteb/multivec__<row>/<revision>/ scored by MTEB itself; exports/manifest.tsv lists the models, and those
+# results/mteb/multivec__<row>/<revision>/ scored by MTEB itself; PropSegment's retrieval set a BEIR folder
+# exports/beir/propsegment_<protocol> per Table 1 protocol (an MTEB task any sentence encoder runs on, its
+# propositions as text); exports/manifest.tsv lists the models, and those
 # skipped with the reason (paper scale's mBART NUGGET and T5 SubEncoders). The logic is multivec.rules.interop; the
 # work multivec.interop.
 from multivec.rules.interop import BEIR_TASK, MTEB_RESULTS, PROPSEGMENT_QRELS, PROPSEGMENT_RUN, TREC_RUN
+from multivec.rules.interop import BEIR_PROPSEGMENT
 from multivec.rules.interop import MANIFEST as EXPORT_MANIFEST
 from multivec.rules.interop import PROPSEGMENT_RANKINGS, PROPSEGMENT_TIES
 from multivec.rules.interop import TIES as EXPORT_TIES
@@ -114,6 +117,26 @@ rule export_beir:
         "../envs/eval.yaml"
     script:
         "../workflow/scripts/export_beir.py"
+
+
+rule export_beir_propsegment:
+    # PropSegment's retrieval set under one of Table 1's protocols in BEIR's layout, each proposition as its tokens'
+    # text (App. C.1, token subset only), each query's candidates those the protocol leaves (a reranking task).
+    input:
+        **PROPSEGMENT_DEV,
+    output:
+        folder=directory(BEIR_PROPSEGMENT),
+    log:
+        "logs/exports/beir/propsegment_{protocol}.log",
+    benchmark:
+        "benchmarks/rules/exports/beir/propsegment_{protocol}.tsv"
+    wildcard_constraints:
+        protocol=EXPORTS.propsegment_protocol_pattern(),
+    threads: 1
+    conda:
+        "../envs/eval.yaml"
+    script:
+        "../workflow/scripts/export_beir_propsegment.py"
 
 
 rule export_mteb:

@@ -1,13 +1,15 @@
 """The `exports` target (rules/interop.smk) on the built smoke DAG: every exported folder loads in
 sentence-transformers, the NUGGET, TSDAE and student exports give the project's vectors, and the TREC files give
 Table 2's MRR and the PropSegment retrieval's P@1 and R@5 with pytrec_eval, and the MTEB result files give the MRR
-with MTEB. The plan itself (what is exported or skipped) is tests/test_rules_interop.py."""
+with MTEB. The plan itself (what is exported or skipped) is tests/test_rules_interop.py; a dry run of `exports` at
+demo scale lists PropSegment's BEIR folders."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +194,17 @@ def test_exports_load_in_sentence_transformers_and_reproduce_table2s_mrr(copy_of
     assert measured["mteb_results"] == 2
     assert sorted(measured["propsegment"]) == sorted(r.run for r in propsegment)
     print(json.dumps({k: v for k, v in measured.items() if k != "mrr"}, indent=1))
+
+
+def test_the_exports_dry_run_at_demo_scale_writes_propsegment_as_beir_folders(mirror, tmp_path):
+    """`snakemake -n exports` at demo scale in an empty folder (every job listed, about 20 s): one
+    export_beir_propsegment job per Table 1 protocol, reading PropSegment's dev files."""
+    repo = Path(__file__).resolve().parents[1]
+    result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", "exports", "--directory",
+                             str(tmp_path)], cwd=repo, env=dict(os.environ, HF_HUB_OFFLINE="1"), capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    jobs = re.findall(r"^rule export_beir_propsegment:\n((?:    .*\n)+)", result.stdout, flags=re.M)
+    outputs = sorted(re.search(r"^    output: (.*)$", job, flags=re.M).group(1) for job in jobs)
+    assert outputs == ["exports/beir/propsegment_authors", "exports/beir/propsegment_own_sentence_excluded"]
+    assert all("data/raw/propsegment/v1/relationships.dev.json" in job for job in jobs)

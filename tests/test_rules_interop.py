@@ -211,3 +211,23 @@ def test_propsegment_runs_cover_every_ranking_the_retrieval_tables_read(scale):
         exports.propsegment_run("retrieval/nope", "authors")
     counts = {"smoke": 16, "demo": 30, "paper": 104}
     assert len(runs) == counts[name]
+
+
+def test_propsegment_is_a_beir_folder_per_table1_protocol_where_the_scale_evaluates_it(scale):
+    from multivec.interop.propsegment_beir import FOLDER
+    from multivec.rules.interop import BEIR_PROPSEGMENT, BEIR_TASK
+    from multivec.subencoder.tables.units import Layout
+
+    _, config, exports = scale
+    protocols = exports.propsegment_protocols()
+    assert protocols == list(Layout.from_config(config["subencoder"]).protocols)
+    assert {"authors", "own_sentence_excluded"} <= set(protocols)
+    folders = [BEIR_PROPSEGMENT.format(protocol=p) for p in protocols]
+    assert set(folders) <= set(exports.targets())
+    assert all(f == BEIR_TASK.format(task=FOLDER.format(protocol=p)) for f, p in zip(folders, protocols))
+    pattern = exports.propsegment_protocol_pattern()
+    assert all(re.fullmatch(pattern, p) for p in protocols) and not re.fullmatch(pattern, "pi")
+    exports = copy.copy(exports)
+    exports.subencoder_rows = []  # a scale that evaluates no PropSegment retrieval: no folder, no job
+    assert exports.propsegment_protocols() == [] and not re.fullmatch(exports.propsegment_protocol_pattern(), "authors")
+    assert not [t for t in exports.targets() if t.startswith("exports/beir/propsegment_")]

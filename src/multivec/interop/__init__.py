@@ -17,6 +17,8 @@ Modules, one idea each:
 - ``ranking_formats``: TREC runs and qrels, and the BEIR layout, of the ranking evaluations
   (``python -m multivec export-run``);
 - ``propsegment_formats``: TREC runs and qrels of the sub-sentence encoder's PropSegment retrieval rankings;
+- ``propsegment_beir``: PropSegment's retrieval set as BEIR folders, each proposition as its tokens' text;
+- ``mteb_tasks``: the ranking tasks and PropSegment as MTEB tasks, and the rankings as MTEB results;
 - ``cli``: the two commands.
 
 See docs/interop.md. Importing this package does not import sentence-transformers; the names below load lazily.
@@ -35,7 +37,7 @@ _EXPORTS = {
     "ChunkedTransformer": "chunked_student", "ChunkMeanPooling": "chunked_student",
     "write_run": "ranking_formats", "write_qrels": "ranking_formats", "write_beir": "ranking_formats",
     "run_from_rankings": "ranking_formats", "write_trec": "ranking_formats",
-    "write_propsegment_trec": "propsegment_formats",
+    "write_propsegment_trec": "propsegment_formats", "write_propsegment_beir": "propsegment_beir",
 }
 
 __all__ = sorted(_EXPORTS)

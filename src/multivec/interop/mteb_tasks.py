@@ -5,6 +5,10 @@
   ``candidates.jsonl``), as an ``mteb`` retrieval task with ``top_ranked``: each query ranks its own 20
   candidates (a reranking task), not the whole corpus. ``mteb.evaluate(model, reranking_task(...))`` scores
   any sentence-transformers model on it (``SentenceTransformer`` or ``MultiVectorEncoder``).
+  ``reranking_task(folder, "propsegment_<protocol>")`` is PropSegment's atomic-fact retrieval (Chen et al. 2023,
+  §4.2.1) in the same layout (``multivec.interop.propsegment_beir``: each proposition as its tokens' text, each
+  query's candidates under one protocol; ``PROPSEGMENT_TASKS``), main score P@1 (``precision_at_1``), with R@5
+  among MTEB's scores (``recall_at_5``).
 - ``RunScores``: a ranking this project computed (a TREC run, ``multivec.interop.ranking_formats``) as an
   ``mteb`` search model, so that ``write_mteb_results`` writes MTEB's result files (``<out>/<model>/<revision>/
   <Task>.json`` and ``model_meta.json``) with MTEB's own metrics, computed by MTEB from the project's scores.
@@ -37,6 +41,18 @@ RERANKING_TASKS = {
                          "candidates, one of them the passage that followed it."),
 }
 MAIN_SCORE = "mrr_at_1000"  # MRR over every candidate (20 per query): the project's MRR, on MTEB's 0-1 scale
+# PropSegment's atomic-fact retrieval (Chen et al. 2023, §4.2.1) under each protocol, from its BEIR folder
+# (multivec.interop.propsegment_beir; the key is the folder's name): task key -> (MTEB task name, description).
+PROPSEGMENT_TASKS = {
+    f"propsegment_{protocol}": (name, "Atomic-fact retrieval on PropSegment dev (sub-sentence encoder, Chen et al. "
+                                      "2023, §4.2.1): each query proposition ranks the candidate propositions of "
+                                      f"its cluster's documents, {removed}; each proposition is its tokens taken "
+                                      "from its sentence (App. C.1, token subset only).")
+    for protocol, name, removed in (
+        ("authors", "MultivecPropSegment", "less the query itself (the authors' protocol)"),
+        ("own_sentence_excluded", "MultivecPropSegmentOwnSentenceExcluded", "less every candidate of its sentence"),
+        ("own_document_excluded", "MultivecPropSegmentOwnDocumentExcluded", "less every candidate of its document"))}
+PROPSEGMENT_MAIN_SCORE = "precision_at_1"  # the project's P@1 on MTEB's 0-1 scale; MTEB also reports recall_at_5
 MODEL_TYPES = ("dense", "late-interaction", "sparse")  # MTEB's names: one vector, several (MaxSim), BM25
 BEIR_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "candidates.jsonl")
 
@@ -94,19 +110,23 @@ def folder_revision(folder: str | os.PathLike) -> str:
 
 
 def reranking_task(folder: str | os.PathLike, task: str):
-    """An ``mteb`` task (an ``AbsTaskRetrieval`` with ``top_ranked``) of the PI or RR task in ``folder``."""
+    """An ``mteb`` task (an ``AbsTaskRetrieval`` with ``top_ranked``) of the task in ``folder``: PI or RR
+    (``RERANKING_TASKS``; main score MRR), or PropSegment under a protocol (``PROPSEGMENT_TASKS``; main score
+    P@1)."""
     from datasets import Dataset
     from mteb.abstasks.retrieval import AbsTaskRetrieval
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
     from mteb.abstasks.task_metadata import TaskMetadata
 
-    if task not in RERANKING_TASKS:
-        raise ValueError(f"task {task!r}: expected one of {', '.join(RERANKING_TASKS)}")
+    tasks = {**RERANKING_TASKS, **PROPSEGMENT_TASKS}
+    if task not in tasks:
+        raise ValueError(f"task {task!r}: expected one of {', '.join(tasks)}")
     folder = Path(folder)
     data = read_beir(folder)  # fail here, with the folder named, rather than inside mteb
-    name, description = RERANKING_TASKS[task]
+    name, description = tasks[task]
     metadata = TaskMetadata(
-        name=name, description=description, type="Retrieval", main_score=MAIN_SCORE, category="t2t",
+        name=name, description=description, type="Retrieval", category="t2t",
+        main_score=MAIN_SCORE if task in RERANKING_TASKS else PROPSEGMENT_MAIN_SCORE,
         dataset={"path": str(folder), "revision": folder_revision(folder)}, eval_splits=["test"],
         eval_langs=["eng-Latn"], modalities=["text"], reference=None,
         date=None, domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None,
@@ -201,6 +221,6 @@ def write_mteb_results(runs: Mapping[str, str | os.PathLike], beir_folders: Mapp
 
 
 def main_score(result_file: str | os.PathLike) -> float:
-    """The main score (MRR, 0-1) of an MTEB result file of one of these tasks."""
+    """The main score (0-1: MRR for PI and RR, P@1 for PropSegment) of an MTEB result file of one of these tasks."""
     data = json.loads(Path(result_file).read_text(encoding="utf-8"))
     return float(data["scores"]["test"][0]["main_score"])

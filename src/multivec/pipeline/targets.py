@@ -37,8 +37,8 @@ CLAIM_TARGETS = tuple(f"{work}_claims" for work in WORKS)
 # Targets outside `all` (CI time): the exports of the trained models and rankings (rules/interop.smk).
 EXPORT_TARGETS = ("exports",)
 # The rules only those targets run: no job of `all`'s DAG (tests exclude them from the rules that must run).
-EXPORT_RULES = ("export_model", "export_trec", "export_trec_propsegment", "export_beir", "export_mteb",
-                "export_manifest")
+EXPORT_RULES = ("export_model", "export_trec", "export_trec_propsegment", "export_beir", "export_beir_propsegment",
+                "export_mteb", "export_manifest")
 # What the message lists, in this order; every one is a rule of the Snakefile without wildcards.
 MAIN_TARGETS = ("all", *WORK_TARGETS, "claims", *CLAIM_TARGETS, *EXPORT_TARGETS)
 # The target rules: no output of their own, so they are never a job of another target's DAG.

@@ -27,7 +27,10 @@ seeds for a table a claim reads) becomes ``exports/trec/subencoder/<evaluation>/
 is written in BEIR's layout to ``exports/beir/<task>/``, and each run's two rankings become MTEB result files,
 scored by MTEB on those tasks (``multivec.interop.mteb_tasks``): ``results/mteb/multivec__<row>/<revision>/``
 (``MultivecPI.json``, ``MultivecRR.json``, ``model_meta.json``; the revision is ``<scale>`` for an untrained row
-and ``<scale>-seed<s>`` for a trained one).
+and ``<scale>-seed<s>`` for a trained one). Where the scale evaluates PropSegment retrieval, its retrieval set is
+written in BEIR's layout once per Table 1 protocol (``subencoder.evaluation.protocols``), each proposition as its
+tokens' text, to ``exports/beir/propsegment_<protocol>/`` (``multivec.interop.propsegment_beir``): an MTEB task
+any sentence encoder runs on.
 
 Nothing here imports a model library: the workflow imports this module while it parses.
 """
@@ -51,6 +54,8 @@ TREC_RUN = "exports/trec/{run}/{task}.run"
 TREC_QRELS = "exports/trec/{run}/{task}.qrels"
 MANIFEST = "exports/manifest.tsv"
 BEIR_TASK = "exports/beir/{task}"
+# PropSegment's retrieval set under one of Table 1's protocols (multivec.interop.propsegment_beir.FOLDER)
+BEIR_PROPSEGMENT = "exports/beir/propsegment_{protocol}"
 MTEB_RESULTS = "results/mteb/{model}/{revision}"
 # MTEB's model type of a Table 2 row, by how the row scores (multivec.nugget.tables.table2_rows.SIMILARITY)
 MTEB_MODEL_TYPES = {"maxsim_mean": "late-interaction", "cosine": "dense", "bm25": "sparse"}
@@ -322,13 +327,26 @@ class Exports:
         exports = self.mteb_exports()
         return {"model": _alternation(e.model for e in exports), "revision": _alternation(e.revision for e in exports)}
 
+    # -- PropSegment as BEIR folders
+    def propsegment_protocols(self) -> list[str]:
+        """The protocols whose BEIR folder of PropSegment's retrieval set the target writes: Table 1's, where the
+        scale evaluates PropSegment retrieval (none where it does not)."""
+        if not self.subencoder_rows:
+            return []
+        return list(_subenc_units.Layout.from_config(self.config["subencoder"]).protocols)
+
+    def propsegment_protocol_pattern(self) -> str:
+        """The {protocol} wildcard of export_beir_propsegment."""
+        return _alternation(self.propsegment_protocols())
+
     # -- the target
     def targets(self) -> list[str]:
         """Every file and folder the ``exports`` target gathers."""
         return [MANIFEST, *(m.dest for m in self.models),
                 *(path.format(run=run, task=task) for run, task in self.trec_runs() for path in (TREC_RUN, TREC_QRELS)),
                 *(path for run in self.propsegment_runs() for path in (run.run, run.qrels)),
-                *(e.dest for e in self.mteb_exports())]
+                *(e.dest for e in self.mteb_exports()),
+                *(BEIR_PROPSEGMENT.format(protocol=p) for p in self.propsegment_protocols())]
 
     def manifest_rows(self) -> list[dict[str, str]]:
         """One row per model the scale trains: exported (where to) or skipped (why)."""
