@@ -2,7 +2,7 @@
 # L_C only and both (one run per contextual loss in distill.runs.contextual_losses) at each seed
 # (models/distill/<run>/seed<seed>/), embeds every evaluation task's documents with each trained and the
 # untrained student, concatenates the two teachers, scores every row per evaluation unit
-# (data/statistics/units/distill_table.<seedset>.parquet) and writes results/distill_table.{csv,md} with
+# (results/units/distill_table.<seedset>.parquet) and writes results/distill_table.{csv,md} with
 # CIs, the declared comparisons and the claims' verdicts. Training resumes from
 # models/distill/<run>/seed<seed>/checkpoint/ if a previous run was killed.
 #

@@ -5,7 +5,7 @@
 # untrained student and the two teachers concatenated come from rules/distill.smk's rules (their {split}
 # is eval_imdb_train/test); the thesis's head trains on each row's frozen training embeddings -> test accuracy
 # and each test review's prediction: results/distill_imdb/<row>/<fixed|seed<n>>.{json,reviews.jsonl} ->
-# data/statistics/units/distill_imdb.<seedset>.parquet -> results/distill_imdb.{csv,md} (CIs, comparisons).
+# results/units/distill_imdb.<seedset>.parquet -> results/distill_imdb.{csv,md} (CIs, comparisons).
 # Off at demo (distill.paper_tasks.enabled: false; IMDB is not offline); config/paper.yaml turns it on,
 # which adds DISTILL_PAPER_TARGETS to rule all and IMDB test to the overlap audit.
 

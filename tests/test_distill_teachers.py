@@ -132,7 +132,7 @@ def test_smoke_teachers_table_end_to_end(tmp_path, mirror, copy_of_smoke_all):
     # Each metric carries its bootstrap CI from the per-unit scores (teachers: one deterministic run).
     for metric in ("lee_pearson", "lee_spearman", "polarity_accuracy", "pi_mrr", "rr_mrr"):
         assert (table[f"{metric}_lo"] <= table[metric]).all() and (table[metric] <= table[f"{metric}_hi"]).all()
-    assert (table["n_seeds"] == 1).all() and (work / "data/statistics/units/distill_teachers.tables.parquet").is_file()
+    assert (table["n_seeds"] == 1).all() and (work / "results/units/distill_teachers.tables.parquet").is_file()
     assert list(pd.read_csv(work / "results/distill_teachers_tests.csv").columns)[:3] == ["row", "against", "metric"]
     # The real (untrained) MiniLM beats two-epoch Paragraph Vectors on Lee similarity.
     assert table.loc[0, "lee_pearson"] > table.loc[1:, "lee_pearson"].max()

@@ -169,7 +169,7 @@ def test_table4_token_pooling_reuses_table2s_pooling_and_scoring(mirror, tmp_pat
     """The Table 4 units read Table 2's token_pooling_r0.1 rankings under the row `token_pooling` (no seed): no
     second pooling or scoring, and the learned selector is compared with it."""
     snakemake = str(Path(sys.executable).parent / "snakemake")
-    units = "data/statistics/units/nugget_table4.tables.parquet"
+    units = "results/units/nugget_table4.tables.parquet"
     result = subprocess.run([snakemake, "-n", "--directory", str(tmp_path), "results/nugget_table4_ablations.csv",
                              "--configfile", "config/smoke.yaml"], cwd=REPO, capture_output=True, text=True,
                             env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=600)

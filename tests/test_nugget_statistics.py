@@ -214,7 +214,7 @@ def test_claim_units_train_every_claim_seed_into_its_own_folder(mirror, tmp_path
     train each claimed Table 2 / ablation / long / LM model once per seed, into its own folder, and leave out the
     rows no claim names."""
     snakemake = str(Path(sys.executable).parent / "snakemake")
-    targets = [f"data/statistics/units/{t}.claims.parquet" for t in ("table2", "nugget_table4", "nugget_fig4",
+    targets = [f"results/units/{t}.claims.parquet" for t in ("table2", "nugget_table4", "nugget_fig4",
                                                                       "nugget_fig5", "nugget_fig7_8", "nugget_table3")]
     listed = subprocess.run([snakemake, "--summary", "--cores", "1", *targets, "--configfile", "config/smoke.yaml",
                              "tests/fixtures/smoke_two_claim_seeds.yaml"],
@@ -239,4 +239,4 @@ def test_claim_units_train_every_claim_seed_into_its_own_folder(mirror, tmp_path
     for path in ("models/nugget/mt/rsb_l2_learned_fb/seed14/",
                  "models/nugget_lm/transformer/seed14/", "results/table2/bm25/"):
         assert path not in out, path
-    assert "data/statistics/units/table2.claims.parquet" in out
+    assert "results/units/table2.claims.parquet" in out

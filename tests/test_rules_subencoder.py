@@ -69,7 +69,7 @@ def test_model_settings(work, demo):
 def test_table_inputs_and_registrations(work):
     inputs = work.subencoder_table_inputs()
     assert inputs["claims"] == work.seeds.claims_path
-    assert inputs["units_table1"] == "data/statistics/units/subencoder_table1.tables.parquet"
+    assert inputs["units_table1"] == "results/units/subencoder_table1.tables.parquet"
     assert all(isinstance(inputs[f"evaluations_{t}"], list) and inputs[f"evaluations_{t}"]
                for t in work.retrieval_tables)
     tables = {t["table"]: t for t in work.stat_tables()}

@@ -75,9 +75,9 @@ def test_the_registry_is_what_the_claims_are_checked_against():
 
 
 def test_units_path():
-    assert units_path("table2") == "data/statistics/units/table2.tables.parquet"
-    assert units_path("nugget_fig4", "claims") == "data/statistics/units/nugget_fig4.claims.parquet"
-    assert units_path("subencoder_{table}", "{seedset}") == "data/statistics/units/subencoder_{table}.{seedset}.parquet"
+    assert units_path("table2") == "results/units/table2.tables.parquet"
+    assert units_path("nugget_fig4", "claims") == "results/units/nugget_fig4.claims.parquet"
+    assert units_path("subencoder_{table}", "{seedset}") == "results/units/subencoder_{table}.{seedset}.parquet"
 
 
 def test_seed_sets():
@@ -113,10 +113,10 @@ def test_claims_file_is_relative_to_the_workflow():
 def test_claims_units_leave_out_skipped_claims_and_tables_not_built():
     tables, skip = _registry(), skipped_claims(STATISTICS)
     # C1 and C3 read t_a; C2 (t_b) is skipped; C3's t_c is not built
-    assert claims_units(CLAIMS, "w1", tables, skip) == {"t_a": "data/statistics/units/t_a.claims.parquet"}
-    assert claims_units(CLAIMS, "w1", tables, {}) == {"t_a": "data/statistics/units/t_a.claims.parquet",
-                                                      "t_b": "data/statistics/units/t_b.claims.parquet"}
-    assert claims_units(CLAIMS, "w2", tables, skip, "tables") == {"t_d": "data/statistics/units/t_d.tables.parquet"}
+    assert claims_units(CLAIMS, "w1", tables, skip) == {"t_a": "results/units/t_a.claims.parquet"}
+    assert claims_units(CLAIMS, "w1", tables, {}) == {"t_a": "results/units/t_a.claims.parquet",
+                                                      "t_b": "results/units/t_b.claims.parquet"}
+    assert claims_units(CLAIMS, "w2", tables, skip, "tables") == {"t_d": "results/units/t_d.tables.parquet"}
     assert claims_units(CLAIMS, "w1", tables, {"C1": "x", "C2": "x", "C3": "x"}) == {}
     with pytest.raises(ClaimError, match="no claim has work 'w3'"):
         claims_units(CLAIMS, "w3", tables, skip)

@@ -188,7 +188,7 @@ def smoke_tables(tmp_path_factory, copy_of_smoke_all, mirror):
     work = copy_of_smoke_all(tmp_path_factory.mktemp("subencoder_stats") / "wf")
     env = {**os.environ, "MULTIVEC_DATA_MIRROR": str(mirror), "HF_HUB_OFFLINE": "1"}
     targets = ["results/subencoder_table1.csv", "results/subencoder_table7.csv",
-               "data/statistics/units/subencoder_table5.claims.parquet"]
+               "results/units/subencoder_table5.claims.parquet"]
     result = subprocess.run([sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml",
                              str(REPO / "tests/fixtures/smoke_two_claim_seeds.yaml"), "--cores", "2", *targets],
                             cwd=work, env=env, capture_output=True, text=True)
@@ -205,7 +205,7 @@ def test_smoke_models_carry_their_seed_in_path_and_training_config(smoke_tables)
         # Table 5's PCA row projects that seed's full model (subencoder.model.reduced_pca)
         pca = json.loads((smoke_tables / f"models/subencoder/tiny_pca8/seed{seed}/config.json").read_text())["pca"]
         assert pca["source_model"] == f"models/subencoder/tiny_full/seed{seed}" and pca["dim"] == 8
-    units = read_units(smoke_tables / "data/statistics/units/subencoder_table5.claims.parquet")
+    units = read_units(smoke_tables / "results/units/subencoder_table5.claims.parquet")
     assert sorted({(m.row, m.seed) for m in units}) == [
         ("SubEncoder (tiny)", 13), ("SubEncoder (tiny)", 14), ("SubEncoder (tiny), PCA 8-d", 13),
         ("SubEncoder (tiny), PCA 8-d", 14), ("SubEncoder (tiny, 8-d)", 13), ("SubEncoder (tiny, 8-d)", 14)]

@@ -147,7 +147,7 @@ def test_smoke_end_to_end(smoke_table2):
                      "data/encodings/nugget_mt_r0.1/seed13/pi", "models/nugget/mt/r0.1_l2_learned_fb/seed13",
                      "data/encodings/token_pooling/r0.1/pi",
                      "results/table2.csv",
-                     "data/statistics/units/table2.tables.parquet"]:
+                     "results/units/table2.tables.parquet"]:
         shown = subprocess.run([sys.executable, "-m", "multivec", "inspect", str(work / artifact)],
                                capture_output=True, text=True)
         assert shown.returncode == 0 and shown.stdout.strip(), (artifact, shown.stderr)

@@ -1,4 +1,4 @@
-# data/statistics/units/distill_imdb.<seedset>.parquet: every IMDB row's test reviews, correct x 100.
+# results/units/distill_imdb.<seedset>.parquet: every IMDB row's test reviews, correct x 100.
 from multivec.distill.tables.imdb_table import imdb_measurements
 from multivec.statistics import write_units
 from multivec.pipeline.script_support import rule_logging

@@ -104,7 +104,7 @@ ARTIFACT_KINDS: tuple[ArtifactKind, ...] = (
                  "PropSegment per query and ranking of one evaluation: the top 20 units, their scores, the gold units"),
     ArtifactKind("results/table2.csv", "results table", "Table 2 with the paper's numbers"),
     # the statistics layer (rules/statistics_common.smk, rules/claims.smk)
-    ArtifactKind("data/statistics/units/*.parquet", "unit scores", "per-unit scores of one table's rows over a seed set"),
+    ArtifactKind("results/units/*.parquet", "unit scores", "per-unit scores of one table's rows over a seed set"),
     ArtifactKind("results/*_tests.csv", "csv table", "a table's paired comparisons: difference, CI, p, Holm p"),
     ArtifactKind("results/claims.csv", "csv table", "every paper claim with its computed verdict"),
     ArtifactKind("results/claims/*.csv", "csv table", "one work's paper claims with their computed verdicts"),

@@ -7,7 +7,7 @@ correlations): ``values`` holds each unit's components for its statistic
 have ``seed=None``.
 
 Every table's measurements are written to one long-format Parquet file
-(``data/statistics/units/<table>.<seedset>.parquet``): one line per (row, metric, seed, unit),
+(``results/units/<table>.<seedset>.parquet``): one line per (row, metric, seed, unit),
 with the unit's components as a list. ``read_units`` gives the measurements back, and
 ``stack_seeds`` groups them per (row, metric) into a ``SeedStack`` (seeds × units × components)
 with the units in one order, which is what the resampling needs.

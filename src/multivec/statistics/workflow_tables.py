@@ -59,7 +59,7 @@ class StatTables(Mapping):
 
 def units_path(table: str, seedset: str = "tables") -> str:
     """Per-unit scores of a table's rows over a seed set (multivec.statistics.units, Parquet)."""
-    return f"data/statistics/units/{table}.{seedset}.parquet"
+    return f"results/units/{table}.{seedset}.parquet"
 
 
 def model_seeds(statistics: Mapping[str, Any], seedset: str = "tables") -> list:

@@ -4,7 +4,7 @@ claim verdicts out, shared by ``results/distill_teachers``, ``results/distill_ta
 
 - ``embedding_measurements``: every (row, seed) entry's embeddings scored per evaluation unit
   (``multivec.distill.evaluation.demo_tasks.evaluate_units``) as ``multivec.statistics.Measurement``s, the
-  content of ``data/statistics/units/<table>.<seedset>.parquet``;
+  content of ``results/units/<table>.<seedset>.parquet``;
 - ``with_statistics``: a table frame whose metric columns become the seed mean with
   ``<metric>_lo``/``_hi`` (95% percentile bootstrap over units pooled across seeds), ``_sd``
   (seed-to-seed) and ``n_seeds`` (``multivec.statistics.TableStatistics.add_columns``), and the

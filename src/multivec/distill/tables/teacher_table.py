@@ -2,7 +2,7 @@
 and contextual teachers): every SBERT teacher and every Paragraph Vector variant scored on every
 demo evaluation task (``multivec.distill.evaluation.demo_tasks``), with its dimension, the truncation share of
 its training documents and the minutes it took to embed them. Every metric comes from the per-unit
-scores (``teacher_measurements`` -> ``data/statistics/units/distill_teachers.<seedset>.parquet``) with
+scores (``teacher_measurements`` -> ``results/units/distill_teachers.<seedset>.parquet``) with
 its bootstrap CI (``multivec.distill.tables.statistics``); the teachers are deterministic (seed None).
 
 The thesis's results chapter is empty, so there are no ``paper_*`` columns; the orientation values
