@@ -46,7 +46,7 @@ onstart:
 
 # Light aggregation jobs run where Snakemake runs, not as cluster jobs: per-unit score files, tables,
 # figures drawn from tables, the claims and the benchmark summary read small files and compute in seconds,
-# while each SLURM job costs a queue wait and a workflow start (about 8 s each on the local SLURM, issue 21).
+# while each SLURM job costs a queue wait and a workflow start (about 8 s each on the local SLURM).
 # Nothing here loads a model or needs a GPU (tests/test_workflow.py holds this list to that).
 localrules:
     units_table2,

@@ -1,4 +1,4 @@
-"""What makes demo NUGGET training efficient on a 2-core CPU (issue 10, "the demo must show learning").
+"""What makes demo NUGGET training efficient on a 2-core CPU (the demo must show learning).
 
 Every case trains an AE NUGGET model (MiniLM encoder, l = 3, r = 0.25, batch 16) on the real demo corpus
 for the same budget of CPU-seconds of its own process (``time.process_time``, 1 thread: robust to other

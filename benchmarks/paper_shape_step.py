@@ -1,4 +1,4 @@
-"""Optimizer steps of each work's trainer at the paper's shapes (issue 17, section 5).
+"""Optimizer steps of each work's trainer at the paper's shapes.
 
 The paper-scale path of the training engine (bf16/fp16 autocast, gradient accumulation) had never run on a
 GPU. This benchmark runs it: for each work it builds the paper's architecture from a transformers ``*Config``

@@ -59,7 +59,7 @@ AUDIT_CORPORA = _paths.audit_corpora()
 AUDIT_TASKS = _paths.audit_tasks()
 audit_inputs = lambda: _paths.audit_inputs(AUDIT_CORPORA, AUDIT_TASKS)
 
-# NUGGET's model zoo (issue 18, multivec.rules.nugget_zoo): Table 2's trained rows and the figures' models.
+# NUGGET's model zoo (multivec.rules.nugget_zoo): Table 2's trained rows and the figures' models.
 NUGGET_ZOO = NuggetZoo(config)
 ROWS = NUGGET_ZOO.rows
 BASE_SEED = NUGGET_ZOO.base_seed

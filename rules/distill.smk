@@ -6,7 +6,7 @@
 # CIs, the declared comparisons and the claims' verdicts. Training resumes from
 # models/distill/<run>/seed<seed>/checkpoint/ if a previous run was killed.
 #
-# Interface with rules/distill_teachers.smk (the teachers' side of issue 9), in one place here:
+# Interface with rules/distill_teachers.smk (the teachers' side of the distillation), in one place here:
 # documents data/built/distill/{train,eval_<task>}.jsonl; teacher embeddings folders below.
 
 rule distill_student_train:
@@ -166,7 +166,7 @@ rule distill_table:
 
 
 rule distill_loss_curves:
-    # Issue 19: every loss term of every trained student (table seeds), first vs last fifth of its logged
+    # Every loss term of every trained student (table seeds), first vs last fifth of its logged
     # windows, and the curves drawn; the frozen-backbone run trains its heads only.
     input:
         metrics=[run["metrics"] for run in distill_curve_runs()],
@@ -192,7 +192,7 @@ rule distill_loss_curves:
 
 
 rule distill_geometry:
-    # Where each student's embedding space went (issue 19): mean pairwise cosine and agreement with each
+    # Where each student's embedding space went: mean pairwise cosine and agreement with each
     # teacher's pairwise cosines, each student against the untrained one (multivec.distill.analysis.geometry).
     input:
         embeddings=sorted({entry["embeddings"][task] for entry in distill_table_entries("tables")

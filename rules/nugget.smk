@@ -1,4 +1,4 @@
-# NUGGET (Qin & Van Durme 2023) and its TSDAE baseline: ONE model zoo (issue 18, multivec.nugget.zoo).
+# NUGGET (Qin & Van Durme 2023) and its TSDAE baseline: ONE model zoo (multivec.nugget.zoo).
 # Every distinct (objective, r, scorer layer, selector, feedback, seed) trains once, by this one rule, into
 # models/nugget/<objective>/<variant>/seed<seed>/; Table 2, Figs. 4-8 and 11, Table 3 (its AE models) and
 # Table 4 read the folders they need (rules/common.smk: model_dir, long_model_dir; ablation_model_dir).
@@ -35,7 +35,7 @@ rule train_nugget:
 
 
 rule nugget_base_gate:
-    # Sanity gates of the shared r = 1 model (issue 18): it must reconstruct (AE) the first dev documents at
+    # Sanity gates of the shared r = 1 model: it must reconstruct (AE) the first dev documents at
     # BLEU >= nugget_base.gate.min_bleu, and its best dev loss must be below the unigram entropy of its targets.
     input:
         dev=lambda wc: corpus(wc.objective, "dev"),
@@ -60,7 +60,7 @@ rule nugget_base_gate:
 
 
 rule nugget_memory_use:
-    # Does the decoder read the nuggets? (issue 18, multivec.nugget.analysis.memory_use): dev loss with each
+    # Does the decoder read the nuggets? (multivec.nugget.analysis.memory_use): dev loss with each
     # document's own memory vs another document's, and (AE) by distance to the nearest nugget.
     input:
         models=[f"{m['folder']}/model.safetensors" for m in memory_use_models().values()],

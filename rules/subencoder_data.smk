@@ -65,7 +65,7 @@ rule subencoder_data_train_segmenter:
         seed=f"{SUBENCODER_DATA_DIR}/llm_seed/segments.jsonl",
     output:
         # Files, not directory(): Snakemake deletes a directory output before rerunning a killed job,
-        # which would delete checkpoint/ and restart from step 0 instead of resuming (issue 22).
+        # which would delete checkpoint/ and restart from step 0 instead of resuming.
         weights=f"{SEGMENTER_MODEL}/model.safetensors",
         config=f"{SEGMENTER_MODEL}/config.json",
         summary=f"{SEGMENTER_MODEL}/training_summary.json",

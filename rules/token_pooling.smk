@@ -1,4 +1,4 @@
-# Token pooling (issue 18; Clavié et al. 2024, PyLate's pool_factor): the base encoder's token states
+# Token pooling (Clavié et al. 2024, PyLate's pool_factor): the base encoder's token states
 # (the ColBART row's vectors) pooled by Ward clustering to NUGGET's k = ceil(n·r) vectors per document,
 # for every ratio of a `token_pooling` row of table2.rows; scored like the NUGGET rows (MaxSim-mean,
 # same candidates) by rules/table2.smk's evaluate_ranking. One job per task pools every ratio from one

@@ -66,7 +66,7 @@ def _applied(parser, argv) -> list[str]:
 
 
 GIVEN_TWICE = {
-    "the_issue": ["-n", "--configfile", SMOKE, "--configfile", PAPER],
+    "twice_in_words": ["-n", "--configfile", SMOKE, "--configfile", PAPER],
     "both_spellings": ["--configfile", SMOKE, "--configfiles", PAPER, "-n"],
     "equals_then_words": ["results/table2.csv", "--configfile=" + SMOKE, "--configfile", PAPER, GPU],
     "words_then_equals": ["--configfiles", SMOKE, GPU, "--cores", "1", "--configfile=" + PAPER],
@@ -82,7 +82,7 @@ def test_configfile_given_twice_stops_in_one_line(case, snakemake_parser, capsys
     argv = GIVEN_TWICE[case]
     applied = _applied(snakemake_parser, argv)
     named = [a.partition("=")[2] or a for a in argv if a.endswith(".yaml")]
-    assert len(named) > len(applied)  # what the issue is about: some file named is not applied
+    assert len(named) > len(applied)  # what this guards against: some file named is not applied
     assert configfile_arguments(argv) == applied  # what is checked is what Snakemake applies
     err = _hook(argv, capsys)
     assert "--configfile is given" in err and "Snakemake applies only the last one's files" in err, err

@@ -1,4 +1,4 @@
-"""Issue 17's "every results CSV has CIs", checked on the committed results: each results table or figure CSV
+"""The rule "every results CSV has CIs", checked on the committed results: each results table or figure CSV
 carries ``<metric>_lo``/``<metric>_hi`` beside its metrics, and every interval holds its point. Data audits,
 task statistics and speed benchmarks measure no metric and are named as exceptions."""
 

@@ -79,7 +79,7 @@ MALFORMED = {
                             ["statistics.seeds.tables[0]", "integer"]),
     "duplicate_training_seeds": ("statistics: {seeds: {tables: [13, 13], claims: [13]}}",
                                  ["statistics.seeds.tables", "non-unique"]),
-    # issue 22: one instance of each family (the families' tests below hold more)
+    # one instance of each family (the families' tests below hold more)
     "yaml_syntax_error": ("train:\n  max_steps: 5\n   batch_size: [4\n", ["bad.yaml:3:"]),
     "duplicate_key": ("train:\n  max_steps: 5\n  max_steps: 6\n", ["bad.yaml:3:3", "duplicate key 'max_steps'",
                                                                    "line 2"]),

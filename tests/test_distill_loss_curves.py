@@ -1,4 +1,4 @@
-"""Issue 19, item 5: the students' metrics.csv shows whether every loss term falls
+"""The students' metrics.csv shows whether every loss term falls
 (multivec.distill.analysis.loss_curves)."""
 
 import pandas as pd

@@ -76,7 +76,7 @@ def test_sdl_is_near_zero_for_decorrelated_and_large_for_correlated_inputs():
 
 
 def test_sdl_is_normalised_by_the_off_diagonal_count_by_default():
-    """Issue 19: the authors' code divides the SDL by k^2 - k; the thesis's plain sum is one setting away."""
+    """The authors' code divides the SDL by k^2 - k; the thesis's plain sum is one setting away."""
     g = torch.Generator().manual_seed(0)
     batch = torch.randn(8, 16, generator=g) + torch.randn(8, 1, generator=g)
     plain = float(StochasticDecorrelationLoss(16, normalise=False)(batch))
@@ -174,7 +174,7 @@ def test_each_lambda_mask_combination(option):
 
 
 def test_authors_lambda_half_means_no_weighting_and_an_empty_mask_gives_no_structural_loss():
-    """Issue 19: the authors' final code applies no weighting at lambda = 0.5 (``weighting = lam != 0.5``):
+    """The authors' final code applies no weighting at lambda = 0.5 (``weighting = lam != 0.5``):
     L = masked mean of L_S + L_C; the old default (convex, 0.5) halved L_S."""
     ls = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     lc = torch.tensor(10.0)

@@ -147,7 +147,7 @@ def _same_state(saved, loaded) -> None:
 
 
 def test_saved_files_rebuild_the_model_bit_for_bit_without_pickle(texts, tmp_path):
-    """Issue 22: part<i>.safetensors + part<i>.json rebuild every attribute of each part's Doc2Vec, so the
+    """part<i>.safetensors + part<i>.json rebuild every attribute of each part's Doc2Vec, so the
     trained vectors and infer_vector give the same bytes as the model before saving."""
     from multivec.distill.teachers.paragraph_vector import (infer_sets, load_models, save_models, train_part,
                                                             trained_vectors)

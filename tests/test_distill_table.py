@@ -172,7 +172,7 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
 
 
 def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_reported(tmp_path):
-    """Issue 19's sanity row at smoke scale: heads trained on a frozen backbone, embedded by the rule's code,
+    """The frozen-backbone sanity row at smoke scale: heads trained on a frozen backbone, embedded by the rule's code,
     hold exactly the untrained student's vectors; a differing row stops the table naming both folders."""
     from multivec.distill.tables.main_table import SanityRowError, check_frozen_rows, length_lines
 

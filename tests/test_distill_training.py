@@ -130,7 +130,7 @@ def test_malformed_documents_name_the_file(tmp_path):
 
 
 def test_every_student_row_scores_the_pooled_state_not_a_head(tmp_path):
-    """Issue 19: a trained student is scored by its own embedding (the mean of its final hidden states, thesis
+    """A trained student is scored by its own embedding (the mean of its final hidden states, thesis
     §3.3), as the untrained one is; the structural head (here 16-d) serves the loss only."""
     docs = make_data(tmp_path)
     run(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"))
@@ -146,7 +146,7 @@ def test_every_student_row_scores_the_pooled_state_not_a_head(tmp_path):
 
 
 def test_a_frozen_backbone_scores_exactly_the_untrained_student(tmp_path):
-    """Issue 19's sanity row: heads trained with the backbone frozen leave the scored embedding untouched."""
+    """The frozen-backbone sanity row: heads trained with the backbone frozen leave the scored embedding untouched."""
     make_data(tmp_path)
     cfg = TrainConfig(max_steps=3, batch_size=4, lr=1e-2, warmup_steps=1, eval_every=3, checkpoint_every=3,
                       seed=3, threads=1, device="cpu")
@@ -180,7 +180,7 @@ def _task(tmp_path, loss, student=None, **train_overrides):
 
 
 def test_backbone_and_heads_train_with_their_own_learning_rates(tmp_path):
-    """Issue 19: lr for the pretrained backbone, lr_scratch for the heads, in the optimizer actually used."""
+    """The optimizer actually used gives lr to the pretrained backbone and lr_scratch to the heads."""
     from multivec.training.engine import make_optimizer
 
     task, cfg = _task(tmp_path, LossConfig(structural="cosine", contextual="soft_cca"))
@@ -265,7 +265,7 @@ def test_the_orthogonal_start_recovers_a_rotation_and_keeps_the_students_geometr
 
 
 def test_an_ls_only_run_never_batches_a_document_outside_the_length_mask(tmp_path):
-    """Issue 19: 28 of 60 demo steps had no document inside the mask (L_S = 0) while AdamW still moved the
+    """28 of 60 demo steps had no document inside the mask (L_S = 0) while AdamW still moved the
     weights. Documents without a loss signal are not batched in an L_S-only run (re-drawn batches)."""
     task, _ = _task(tmp_path, LossConfig(structural="cosine", contextual=None, mask_max_tokens=30))
     inside = {i for i, m in enumerate(task.mask) if m > 0}

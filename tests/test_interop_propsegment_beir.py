@@ -246,3 +246,16 @@ def test_minilm_through_mteb_on_the_dev_set_against_table1s_token_subset_row(mir
     assert ours["project"]["p@1"] == pytest.approx(36.68, abs=one_query)
     if table1 is not None:
         assert float(table1["P@1"]) - got["p@1"] == pytest.approx(1.43, abs=one_query)
+
+
+def test_the_mteb_propsegment_tasks_are_exactly_the_retrieval_protocols():
+    """``mteb_tasks.PROPSEGMENT_TASKS`` spells out each protocol beside its MTEB name and description; it names
+    exactly the protocols Table 1 evaluates (``retrieval.PROTOCOLS``), each under its BEIR folder's name, so a
+    protocol added or renamed there cannot be left without its MTEB task (or keep a stale one)."""
+    from multivec.interop.mteb_tasks import PROPSEGMENT_TASKS, RERANKING_TASKS
+    from multivec.interop.propsegment_beir import FOLDER
+    from multivec.subencoder.evaluation.retrieval import PROTOCOLS as TABLE1_PROTOCOLS
+
+    assert sorted(PROPSEGMENT_TASKS) == sorted(FOLDER.format(protocol=protocol) for protocol in TABLE1_PROTOCOLS)
+    names = [name for name, _ in {**RERANKING_TASKS, **PROPSEGMENT_TASKS}.values()]
+    assert len(set(names)) == len(names), names  # one MTEB task name per task

@@ -1,5 +1,5 @@
 """Pyflakes over the project's Python (ruff's F rules, configured in pyproject.toml): unused imports and
-variables, undefined names, f-strings without placeholders. Each was found in the code once (issue 17's
+variables, undefined names, f-strings without placeholders. Each was found in the code once (in a
 review): an ``import torch`` left in a rule script loads torch for nothing, and an undefined name only
 fails when its line runs."""
 

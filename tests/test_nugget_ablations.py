@@ -149,7 +149,7 @@ def test_table4_reads_each_models_config_and_the_paper(tmp_path):
 
 
 def test_token_pooling_row_reads_table2s_evaluation_without_a_model(tmp_path):
-    """Table 4's token-pooling row (issue 18): Table 2's run at r = 0.1; no paper number, no model columns."""
+    """Table 4's token-pooling row: Table 2's run at r = 0.1; no paper number, no model columns."""
     saved = ablation_config("nugget_l3", BASE, layers=DEMO_LAYERS).to_dict()
     records = [table4_record("nugget_l3", saved, _metrics(90.0, 40.0), {"train_steps": 7, "best_dev_loss": 6.5}),
                token_pooling_record(0.1, _metrics(80.0, 30.0))]

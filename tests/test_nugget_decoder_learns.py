@@ -1,4 +1,4 @@
-"""Issue 18: the NUGGET demo decoder can learn, and every model starts from one shared r = 1 seq2seq model.
+"""The NUGGET demo decoder can learn, and every model starts from one shared r = 1 seq2seq model.
 
 Each test fails if a measured defect comes back: the output layer tied to the encoder's frozen word embedding,
 the output bias a buffer that never trains, the decoder's copied layers at the pretrained learning rate; and

@@ -1,4 +1,4 @@
-"""Position-aware decoder memory and the self-attention start of cross-attention (issue 18: the demo's AE
+"""Position-aware decoder memory and the self-attention start of cross-attention (the demo's AE
 base has to learn to copy from MiniLM's states, which carry little position; docs/nugget.md)."""
 
 import pytest
@@ -115,7 +115,7 @@ def test_lm_histories_and_probability_gain_read_the_positioned_memory(monkeypatc
 
 
 def test_lm_histories_without_positions_are_the_nugget_vectors():
-    """`nugget_lm.memory_positions: none` (issue 18's position question for Table 3): the LM's history is the
+    """`nugget_lm.memory_positions: none` (the position question for Table 3): the LM's history is the
     nuggets alone, so h segments no longer repeat positions 0..k; `segment` is the positioned memory above."""
     from multivec.nugget.language_model import LMSettings, encode_segments
 

@@ -37,7 +37,7 @@ def test_decoder_layers_copy_the_named_encoder_layers(model):
         assert torch.equal(decoder_layers[j].output.dense.weight, encoder_layers[i].output.dense.weight)
     assert not torch.equal(decoder_layers[0].attention.self.query.weight, encoder_layers[0].attention.self.query.weight)
     # The decoder's word embedding is a trainable COPY of the encoder's (which the frozen bottom freezes), and
-    # its output layer is untied (issue 18: tied to the frozen encoder matrix, the decoder could not learn).
+    # its output layer is untied (tied to the frozen encoder matrix, the decoder could not learn).
     encoder_words = model.encoder.bert.embeddings.word_embeddings.weight
     decoder_words = model.decoder.input_embedding().weight
     assert decoder_words is not encoder_words and torch.equal(decoder_words, encoder_words)

@@ -1,4 +1,4 @@
-"""Sanity gates of trained NUGGET models (issue 18, multivec.nugget.gates), at smoke scale: a model whose best
+"""Sanity gates of trained NUGGET models (multivec.nugget.gates), at smoke scale: a model whose best
 dev loss is not below the unigram entropy of its targets, or a shared r = 1 model that cannot reconstruct, is
 named in the table and the log (or stops the build with ``strict``), never used silently."""
 

@@ -23,7 +23,7 @@ def test_word_perplexity_is_exp_of_mean_word_nll_by_hand():
 
 
 def test_word_perplexity_leaves_out_the_unknown_token_with_attached_punctuation():
-    # LM streams are detokenised WikiText with <unk> as the encoder's "[UNK]" (issue 18): "[UNK]," is OOV too
+    # LM streams are detokenised WikiText with <unk> as the encoder's "[UNK]": "[UNK]," is OOV too
     words = {0: ("the", 1), 1: ("[UNK]", 1), 2: ("[UNK],", 2), 3: ("<unk>", 3)}
     result = word_perplexity([0.5, 4.0, 4.0, 1.0, 0.2, 0.3, 0.4], [0, 1, 2, 2, 3, 3, 3], words, oov_token="[UNK]")
     assert result["words"] == 2 and result["oov_words"] == 2  # "<unk>" is an ordinary word here

@@ -50,7 +50,7 @@ def test_wikitext_streams_one_per_article(tmp_path):
 
 
 def test_wikitext_streams_carry_the_encoders_unknown_token_not_unk_pieces(tmp_path):
-    """Issue 18: a tokenised WikiText's <unk> became 4 WordPieces (<, un, ##k, >) of every LM stream; read
+    """A tokenised WikiText's <unk> became 4 WordPieces (<, un, ##k, >) of every LM stream; read
     through read_wikitext it is the encoder tokenizer's one unknown token, and @-@ joiners are undone."""
     from multivec.nugget.processing import load_source_tokenizer
 

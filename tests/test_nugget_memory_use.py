@@ -1,4 +1,4 @@
-"""Does the decoder read the nuggets? (issue 18, multivec.nugget.analysis.memory_use): the memory gain and the
+"""Does the decoder read the nuggets? (multivec.nugget.analysis.memory_use): the memory gain and the
 loss by distance to the nearest nugget, on tiny random models."""
 
 import numpy as np

@@ -66,7 +66,7 @@ def test_counts_and_observations_by_hand(model):
     assert obs["the_text_share"]["value"] == pytest.approx(0.4) and obs["the_text_share"]["paper_value"] == 0.052
     assert obs["the_nugget_share"]["value"] == pytest.approx(1 / 3) and obs["the_nugget_share"]["paper_value"] == 0.007
     assert obs["nuggets_per_token"]["value"] == pytest.approx(3 / 10)
-    # CIs over the two documents (issue 17): a resample is {a, a}, {a, b} or {b, b}, so 'the' (2 of 6 tokens
+    # CIs over the two documents: a resample is {a, a}, {a, b} or {b, b}, so 'the' (2 of 6 tokens
     # in a, 2 of 4 in b) spans 1/3..1/2, and the EOS rate (a's EOS selected, b's not) spans 0..1
     the = counts.loc["the"]
     assert 1 / 3 - 1e-9 <= the["text_share_lo"] < 0.4 < the["text_share_hi"] <= 0.5 + 1e-9

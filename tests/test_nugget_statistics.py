@@ -1,4 +1,4 @@
-"""NUGGET's per-unit scores (issue 17): each reader reproduces its table's summary number exactly, the
+"""NUGGET's per-unit scores: each reader reproduces its table's summary number exactly, the
 tables get CI columns and a tests CSV, the declared comparisons are what the config says, and every
 trained model carries its training seed (path, model config, train config)."""
 
@@ -222,7 +222,7 @@ def test_claim_units_train_every_claim_seed_into_its_own_folder(mirror, tmp_path
     assert listed.returncode == 0, listed.stderr[-3000:]
     out = listed.stdout
     for seed in (13, 14):
-        # one zoo (issue 18): smoke's scorer layer is 2
+        # one zoo: smoke's scorer layer is 2
         for path in (f"models/nugget/mt/r0.1_l2_learned_fb/seed{seed}/model.safetensors",
                      f"models/nugget/mt/tsdae/seed{seed}/config.json",
                      f"models/nugget/ae/r0.1_l2_learned_fb/seed{seed}/model.safetensors",

@@ -1,4 +1,4 @@
-"""The NUGGET model zoo (issue 18, multivec.nugget.zoo, rules/nugget.smk): every distinct (objective, r, scorer
+"""The NUGGET model zoo (multivec.nugget.zoo, rules/nugget.smk): every distinct (objective, r, scorer
 layer, selector, feedback, seed) trains once, by one rule, and every table and figure reads the folder it needs;
 the main job trains only Table 2's models and the shared r = 1 models they start from."""
 

@@ -1,5 +1,5 @@
 """The package's layout: nothing loose at the package root, imports that run down the layers (``LAYERS``), and
-no import cycles in ``src/multivec`` (issue 18: ``data.corpora`` <-> ``data.translation_corpus`` <->
+no import cycles in ``src/multivec`` (``data.corpora`` <-> ``data.translation_corpus`` <->
 ``data.documents`` was one). Read from the source (``ast``), so an import inside a function counts as much as
 one at the top: a cycle through a lazy import still ties the modules into one unit that cannot be read,
 tested or reused alone."""

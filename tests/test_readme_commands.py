@@ -16,6 +16,9 @@ README = REPO / "README.md"
 VENV_BIN = Path(sys.executable).parent
 # What a fresh clone holds that a dry run reads (tests/test_workflow.py copies the same).
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# `snakemake` as a word of its own (a program name, possibly after a path): only such a line is parsed as a
+# command, so a code block's other lines (YAML with an apostrophe, say) are never handed to shlex
+NAMES_SNAKEMAKE = re.compile(r"(?:^|[\s/])snakemake(?:\s|$)")
 
 
 def code_block_lines(text):
@@ -38,7 +41,8 @@ def _is_snakemake(part):
 def snakemake_commands(text):
     """Each `[VAR=value ...] [.venv/bin/]snakemake ...` command of the code blocks, as printed
     (one part of an `a && b` line)."""
-    return [part.strip() for line in code_block_lines(text) for part in line.split("&&") if _is_snakemake(part)]
+    return [part.strip() for line in code_block_lines(text) for part in line.split("&&")
+            if NAMES_SNAKEMAKE.search(part) and _is_snakemake(part)]
 
 
 def setup_lines(text, command):
@@ -149,3 +153,12 @@ def test_command_extraction():
                        "M=x .venv/bin/snakemake all --profile out", "```", "```bash", ".venv/bin/python other.py",
                        "```"])
     assert setup_lines(block, "M=x .venv/bin/snakemake all --profile out") == [".venv/bin/python make.py out"]
+
+
+def test_only_lines_naming_snakemake_are_parsed():
+    """A code block's YAML (or any other) line with an unbalanced apostrophe is not a command and is never parsed:
+    parsing every line once failed the collection of this file on a docs page's YAML block."""
+    text = "\n".join([
+        "```yaml", "statistics:", "  note: the demo's seeds  # one apostrophe", "  paper: 'Qin & Van Durme's", "```",
+        "```bash", "echo 'it's unbalanced", "snakemake's docs are online", ".venv/bin/snakemake -n nugget", "```"])
+    assert snakemake_commands(text) == [".venv/bin/snakemake -n nugget"]

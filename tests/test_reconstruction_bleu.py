@@ -1,4 +1,4 @@
-"""Fig. 4's BLEU compares like with like (issue 18): hypotheses are scored against the target tokenizer's
+"""Fig. 4's BLEU compares like with like: hypotheses are scored against the target tokenizer's
 round trip of the reference, lowercased when the target vocabulary is uncased, with the round trip's own
 score against the reference as the ceiling."""
 

@@ -1,4 +1,4 @@
-"""The rehearsal scale (issue 21): the paper DAG on miniature inputs in the upstream formats.
+"""The rehearsal scale: the paper DAG on miniature inputs in the upstream formats.
 
 Fast tests: the registry overlay (digests replaced, checked, errors naming the overlay), hub models found in
 the mirror, the fixture files read by the pipeline's own readers, the OpenAI-compatible server answering the
@@ -41,7 +41,7 @@ from multivec.io.resources import ResourceError, mirrored_model, pin_registry_ov
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 REHEARSAL = ["--configfile", "config/paper.yaml", "config/rehearsal.yaml"]
-# Issue 21's goal is the whole rehearsal in <= 20 minutes on the 2-core reference machine. Tests are never timed
+# The goal is the whole rehearsal in <= 20 minutes on the 2-core reference machine. Tests are never timed
 # (a shared machine's speed is no defect): the e2e test writes its wall time and per-rule times to a file instead
 # (rehearsal_times). HANG_S only stops a run that hangs.
 HANG_S = 3 * 60 * 60
@@ -279,7 +279,7 @@ def test_rehearsal_runs_every_rule_of_the_paper_dag_through_slurm(local_slurm, m
         if path:
             Path(path).write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
     slowest = ", ".join(f"{name} {s:.0f} s" for name, s in list(times["rules_s"].items())[:5])
-    summary = (f"rehearsal of every paper target through the local SLURM: {elapsed:.0f} s wall time (issue 21's "
+    summary = (f"rehearsal of every paper target through the local SLURM: {elapsed:.0f} s wall time (the "
                f"goal: <= 1200 s on the 2-core reference machine); slowest rules: {slowest}; all times: "
                f"{tmp_path / 'rehearsal_times.json'}")
     print(summary)
@@ -331,7 +331,7 @@ def test_rehearsal_times_read_the_rule_benchmark_summary(tmp_path):
 @pytest.mark.parametrize("block", [("nugget_analysis", "train"), ("nugget_lm", "train")])
 def test_paper_training_overrides_inherit_nothing_from_the_demo(block):
     """Config files merge key by key: a paper-scale override block written `{}` kept the demo's step counts
-    (the rehearsal found the zoo and the LMs training 100 and 60 steps at paper scale, issue 21)."""
+    (the rehearsal found the zoo and the LMs training 100 and 60 steps at paper scale)."""
     from snakemake.utils import update_config
 
     merged = yaml.safe_load((REPO / "config/config.yaml").read_text())
@@ -344,7 +344,7 @@ def test_paper_training_overrides_inherit_nothing_from_the_demo(block):
 
 def test_a_short_evaluation_passage_inside_a_training_piece_drops_the_piece():
     """The rehearsal's overlap audit stopped on an RR passage of 13 words (6 8-grams) that a distillation
-    training piece held whole: pieces sharing fewer than 8 8-grams were kept (issue 21)."""
+    training piece held whole: pieces sharing fewer than 8 8-grams were kept."""
     from multivec.data.overlap import ngram_set
     from multivec.distill.data.documents import drop_evaluation_overlap
 
@@ -358,7 +358,7 @@ def test_a_short_evaluation_passage_inside_a_training_piece_drops_the_piece():
 
 def test_the_shared_frozen_bottom_builds_its_nugget_config_at_paper_scale():
     """frozen_bottom_states built NuggetConfig from a few keys; NuggetConfig's default target tokenizer 'bpe'
-    refuses mBART, so the paper DAG's job failed (found by the rehearsal, issue 21)."""
+    refuses mBART, so the paper DAG's job failed (found by the rehearsal)."""
     from snakemake.utils import update_config
 
     from multivec.nugget.configuration import NuggetConfig

@@ -1,4 +1,4 @@
-"""A killed training resumes to the same bytes, for every trainer of the training engine (issue 22).
+"""A killed training resumes to the same bytes, for every trainer of the training engine.
 
 Each trainer runs at smoke scale (tiny random models, 12 steps, a checkpoint every 3, an evaluation every
 2) through the entry point its rule calls. One run is uninterrupted; three others are killed for real

@@ -94,7 +94,7 @@ def test_frozen_bottom(zoo, demo):
 
 def test_the_shared_frozen_bottom_builds_its_nugget_config_at_every_scale():
     """frozen_bottom_states builds NuggetConfig from these keys; without the target tokenizer NuggetConfig's default
-    'bpe' refuses mBART (the paper DAG's job failed so, issue 21)."""
+    'bpe' refuses mBART (the paper DAG's job failed so in the rehearsal)."""
     for scale in ("demo", "smoke", "paper"):
         settings = NuggetZoo(scale_config(scale)).frozen_bottom_config()
         cfg = NuggetConfig(**settings)

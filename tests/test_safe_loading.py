@@ -1,4 +1,4 @@
-"""Issue 22: no artifact a rule reads can execute code when loaded.
+"""No artifact a rule reads can execute code when loaded.
 
 For every loader type of the project, ``LOADERS`` builds a small valid artifact with the project's own writer,
 checks the project's loader reads it, then plants a pickle whose ``__reduce__`` would create a marker file

@@ -1,4 +1,4 @@
-"""The SLURM profile against a real SLURM (issue 21, items 4 and 5).
+"""The SLURM profile against a real SLURM.
 
 ``scripts/slurm/start_local_slurm.sh`` installs (apt-get) and starts a single-node SLURM on this machine
 (munge, MariaDB + slurmdbd, slurmctld, slurmd; partitions ``cpu`` and ``gpu``, the latter without GPUs;
@@ -59,8 +59,8 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 # The DAG run through SLURM: smoke scale, one NUGGET model (and the shared base model it starts from) from
 # its corpus to its encoding of the PI task, plus a job on the profile's default resources
 # (distill_eval_task has none of its own): 4 rule families, on both partitions. Which model folder the
-# encoding reads is taken from the DAG (the jobs Snakemake printed), not written here. The rehearsal (issue 21,
-# items 1-3) swaps in here: its config file and targets.
+# encoding reads is taken from the DAG (the jobs Snakemake printed), not written here. The rehearsal (the paper
+# DAG on miniature inputs) swaps in here: its config file and targets.
 DAG_CONFIG = ["--configfile", "config/smoke.yaml"]
 ENCODING = "data/encodings/nugget_ae_r0.25/seed13/pi"
 DAG_TARGETS = [ENCODING, "data/built/distill/eval_lee.jsonl"]

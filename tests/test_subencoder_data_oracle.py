@@ -1,4 +1,4 @@
-"""The oracle segmenter (issue 20, option a) and the training build's loud inputs: the oracle gives the
+"""The oracle segmenter (the demo's training-pair segmenter) and the training build's loud inputs: the oracle gives the
 human segmentations of the training split as token spans and never reads an evaluation (dev) cluster; a
 segmentation file with a sentence id the pairs do not know stops naming it; unaligned propositions are
 counted into the build's meta.json."""

@@ -1,4 +1,4 @@
-"""PropSegment readers (subencoder/data/propsegment.py) stay loud on bad input (issue 22): a missing key or a
+"""PropSegment readers (subencoder/data/propsegment.py) stay loud on bad input: a missing key or a
 malformed offset names the file and the record; propositions whose ids match no sentence stop or are
 counted; Table 7 is never scored on nothing."""
 import copy

@@ -1,7 +1,7 @@
-"""Issue 20's protocol defects of the sub-sentence encoder's retrieval tables: Table 1 under the authors'
+"""The protocol defects of the sub-sentence encoder's retrieval tables: Table 1 under the authors'
 and the own-sentence-excluded protocols, the lexical baseline, Table 8 removing the same candidates for
 gold and predicted queries, notes from data and configuration, the paper's baseline rows at paper scale;
-and issue 22's PropSegment reader checks (a bad record is named, never dropped silently)."""
+and the PropSegment reader checks (a bad record is named, never dropped silently)."""
 
 import copy
 import json
@@ -205,7 +205,7 @@ def test_paper_scale_lists_the_papers_baseline_rows():
                                               "st5_base"}
 
 
-# ---- PropSegment readers (issue 22): a bad record is named, never dropped or scored as 0
+# ---- PropSegment readers: a bad record is named, never dropped or scored as 0
 
 def _write_propsegment(folder, *, clusters=None, propositions=None, relationships=None):
     tokens = [{"text": w, "character_offset_of_token_in_sentence": s} for w, s in

@@ -1,4 +1,4 @@
-"""The sub-sentence encoder's tables with uncertainty (issue 17): per-query and per-sentence scores that
+"""The sub-sentence encoder's tables with uncertainty: per-query and per-sentence scores that
 reproduce the tables' numbers, rows and seeds of the unit files, CI columns, comparisons and Markdown cells;
 and the smoke-scale DAG of Tables 1, 5, 7 with seeds in the model paths and training configs."""
 import json

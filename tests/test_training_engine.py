@@ -292,7 +292,7 @@ def test_two_ranks_under_torchrun_equal_two_accumulated_micro_batches(tmp_path):
 
 
 class TermsTask(LinearTask):
-    """LinearTask whose loss also reports its parts (issue 19: metrics.csv shows every loss term)."""
+    """LinearTask whose loss also reports its parts (metrics.csv shows every loss term)."""
 
     loss_terms = ("mse", "abs_mean")
 
@@ -334,7 +334,7 @@ def test_an_undeclared_loss_term_is_refused(tmp_path):
 
 
 def test_eval_at_start_adds_a_step_zero_row_once_and_resumes_exactly(tmp_path):
-    """eval_at_start (issue 18): the starting point's dev metrics are row 0 of metrics.csv, written once, and
+    """eval_at_start: the starting point's dev metrics are row 0 of metrics.csv, written once, and
     a resumed run neither repeats nor loses it."""
     whole, split = tmp_path / "whole", tmp_path / "split"
     cfg = config(eval_at_start=True)

@@ -1,4 +1,4 @@
-"""RR from real text (issue 18): tokenised WikiText is detokenised, each ``<unk>`` becomes the encoder
+"""RR from real text: tokenised WikiText is detokenised, each ``<unk>`` becomes the encoder
 tokenizer's one unknown token (never 4 WordPieces), and an unknown-token share above
 ``data.max_unknown_share`` warns in the log and the builder's warnings."""
 

@@ -93,7 +93,7 @@ def test_slurm_jobs_carry_account_partition_memory_runtime_and_gpus(mirror, tmp_
     gpu_rules = {"train_nugget", "nugget_base_gate", "encode_task", "frozen_bottom_states"}
     gpu_jobs = [(rule, r) for rule, r in submitted if rule in gpu_rules]
     # 5 NUGGET + 2 TSDAE models per tables seed (paper: 3), their encoders + the base encoder x 2 tasks,
-    # the shared frozen bottom of 2 tasks; the shared r = 1 model of each objective and its gate (issue 18)
+    # the shared frozen bottom of 2 tasks; the shared r = 1 model of each objective and its gate
     seeds = len(yaml.safe_load((REPO / "config/paper.yaml").read_text())["statistics"]["seeds"]["tables"])
     assert len(gpu_jobs) == 7 * seeds + (7 * seeds + 1) * 2 + 2 + 2 * 2
     for rule, resources in gpu_jobs:
@@ -117,7 +117,7 @@ def test_smoke_end_to_end(smoke_table2):
                                    "PI_sd", "RR", "RR_lo", "RR_hi", "RR_sd", "paper_PI", "paper_RR",
                                    "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "best_dev_loss",
                                    "unigram_nats", "gate", "n_seeds"]
-    assert len(table) == 14  # + 4 token-pooling rows (issue 18)
+    assert len(table) == 14  # + 4 token-pooling rows
     pooled = table[table["model"] == "Token pooling"].set_index("ratio")["vectors_per_doc"]
     nuggets = table[table["row"].str.startswith("nugget_mt_")].set_index("ratio")["vectors_per_doc"]
     assert pooled.sort_index().round(6).tolist() == nuggets.sort_index().round(6).tolist()  # NUGGET's k per document
@@ -134,7 +134,7 @@ def test_smoke_end_to_end(smoke_table2):
     assert (table["n_queries_PI"] == 12).all() and (table["n_queries_RR"] == 8).all()
     trained = table[table["model"].str.startswith(("NUGGET", "TSDAE"))]
     assert len(trained) == 7 and (trained["train_steps"] == 4).all()  # the zoo's steps (nugget_analysis.train)
-    # every trained row carries its sanity gate (issue 18); a miss is named, never silent
+    # every trained row carries its sanity gate; a miss is named, never silent
     assert trained["gate"].map(lambda g: g == "ok" or g.startswith("FAILED: ")).all()
     assert (trained["gate"] == "ok").eq(trained["best_dev_loss"] < trained["unigram_nats"]).all()
     # A row the paper has carries its published number beside ours.
@@ -272,7 +272,7 @@ def test_training_rules_carry_the_safety_net_as_a_resource():
 
 def test_training_rules_declare_files_not_directories():
     """Snakemake deletes a ``directory()`` output before it reruns a killed job, checkpoint/ included, so a
-    training rule with one restarts from step 0 instead of resuming (issue 22: the seq2seq segmenter did)."""
+    training rule with one restarts from step 0 instead of resuming (the seq2seq segmenter did)."""
     import re
 
     rules_dir = Path(__file__).resolve().parents[1] / "rules"
@@ -353,7 +353,7 @@ def _rule_blocks() -> dict[str, str]:
 
 
 def test_local_rules_exist_and_are_light():
-    """A cluster run keeps the localrules on the submitting host (issue 21: ~8 s of SLURM per job saved). Only
+    """A cluster run keeps the localrules on the submitting host (~8 s of SLURM per job saved). Only
     aggregation may be local: a rule that loads a model (the encode/train resource families), asks for a GPU
     or more than one thread must be a cluster job, and a misspelt name would silently submit the rule."""
     from slurm_accounting import declared_localrules

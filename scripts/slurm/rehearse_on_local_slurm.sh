@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The rehearsal of every paper target (config/paper.yaml + config/rehearsal.yaml: the paper DAG on miniature
-# inputs, issue 21) submitted through a real SLURM on this machine, with the project's SLURM profile:
+# inputs) submitted through a real SLURM on this machine, with the project's SLURM profile:
 #   MULTIVEC_DATA_MIRROR=../shared/data bash scripts/slurm/rehearse_on_local_slurm.sh [WORK]
 # Run as root (it starts the local SLURM: scripts/slurm/start_local_slurm.sh; stop it with
 # scripts/slurm/stop_local_slurm.sh). WORK (default: rehearsal/, ignored by git) receives

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real single-node SLURM on this machine, from Debian's packages, to run the workflow through
-# `--profile` against (issue 21; tests/test_slurm_cluster.py): munge, MariaDB + slurmdbd (the executor
+# `--profile` against (tests/test_slurm_cluster.py): munge, MariaDB + slurmdbd (the executor
 # plugin polls jobs with sacct and validates accounts with sacctmgr), slurmctld and one slurmd.
 #   cluster  multivec           node  this machine: all CPUs, memory less 2 GB
 #   account  multivec           partitions  cpu (default), gpu (same node, no GPUs)

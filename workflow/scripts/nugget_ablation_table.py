@@ -10,7 +10,7 @@ with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     metrics = read_row_metrics(snakemake.input.evaluations)
     records = []
-    gates = checked_models(p.model_dirs)  # sanity gates (issue 18): failures are logged and named in the table
+    gates = checked_models(p.model_dirs)  # sanity gates: failures are logged and named in the table
     for name in p.rows:
         folder = p.model_dirs[name]
         saved = read_json(f"{folder}/config.json")

@@ -1,4 +1,4 @@
-"""Sanity gates of the shared r = 1 seq2seq model (issue 18): reconstruction BLEU and dev loss vs unigram."""
+"""Sanity gates of the shared r = 1 seq2seq model: reconstruction BLEU and dev loss vs unigram."""
 import os
 
 from multivec.io import write_json

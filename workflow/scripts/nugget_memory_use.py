@@ -21,6 +21,6 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
                  row["memory_gain_lo"], row["memory_gain_hi"], row["unigram_nats"])
         rows.append(row)
     pd.DataFrame(rows).to_csv(snakemake.output.csv, index=False, float_format="%.6g")
-    lines = ["# Does the decoder read the nuggets? (issue 18)", ""]
+    lines = ["# Does the decoder read the nuggets?", ""]
     lines += memory_use_markdown(rows, statistics["confidence"])
     Path(snakemake.output.md).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -12,7 +12,7 @@ with rule_logging(snakemake.log[0]) as log:
     p = snakemake.params
     metrics = read_row_metrics(snakemake.input.evaluations)
     records = []
-    gates = checked_models(p.model_dirs)  # sanity gates (issue 18): failures are logged and named in the table
+    gates = checked_models(p.model_dirs)  # sanity gates: failures are logged and named in the table
     for row in p.rows:
         training = read_json(f"{p.model_dirs[row['name']]}/training_summary.json") if row["name"] in p.model_dirs else None
         records.append(with_gates(table2_record(row, metrics[row["name"]], training), gates.get(row["name"])))

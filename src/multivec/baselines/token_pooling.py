@@ -4,7 +4,7 @@ Clavié, Chaffin & Adams (2024), "Reducing the Footprint of Multi-Vector Retriev
 Performance Impact via Token Pooling" (arXiv:2409.14683), as PyLate ships it (``pool_factor``): the
 tokens of a document are clustered bottom-up with Ward's criterion over cosine distances, and each
 cluster becomes the mean of its members. It is what practitioners use today to shrink a multi-vector
-index, and the baseline NUGGET's rows are compared with here (issue 18): the untrained base encoder's
+index, and the baseline NUGGET's rows are compared with here: the untrained base encoder's
 last-layer token states (the ColBART row's vectors), pooled to the same number of vectors per
 document as NUGGET keeps at ratio r, k = ceil(n·r) of the n token states (``nugget_counts``), and
 scored with the same MaxSim-mean (eq. 10) over the same candidates.

@@ -44,7 +44,7 @@ from multivec.data.corpora import join_chinese, read_debian_reference_pairs
 from multivec.data.documents import (TokenCounter, deterministic_split, enforce_limit, locate_sentences, pack_lengths,
                                      sentence_ends, slug, text_budget, whole_counter)
 from multivec.data.language import LanguageCheck
-from multivec.data.news_commentary import read_news_commentary_tsv  # noqa: F401 (read here since issue 18)
+from multivec.data.news_commentary import read_news_commentary_tsv  # noqa: F401 (also imported from here)
 from multivec.data.records import ParallelPair
 from multivec.inspection import length_summary
 from multivec.io import FirstSeen, MalformedInputError, check_minimum, decode_text, split_lines

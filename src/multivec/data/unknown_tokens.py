@@ -1,4 +1,4 @@
-"""Unknown-token shares: how much of a task's or corpus's text its encoder cannot read (issue 18).
+"""Unknown-token shares: how much of a task's or corpus's text its encoder cannot read.
 
 A text the tokenizer maps to its unknown token (MiniLM's ``[UNK]``, mBART's ``<unk>``) carries no
 word; a task whose documents are full of them measures the encoder on masks, not text. The NUGGET

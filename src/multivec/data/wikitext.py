@@ -13,7 +13,7 @@ directly followed by another heading of the same level) are left out. The same p
 the tokenised variant (``wiki.valid.tokens``, ``<unk>``, `` @-@ ``) and the raw one
 (``wiki.train.raw``); it streams the file, so WikiText-103 train fits in memory as text.
 
-Real text from the tokenised variant (issue 18): the paper builds RR from *raw* WikiText-103, which
+Real text from the tokenised variant: the paper builds RR from *raw* WikiText-103, which
 has no ``<unk>`` (App. A). Where only the tokenised variant exists (the demo mirror's WikiText-2),
 ``read_wikitext`` detokenises it (``detokenize_wikitext``): `` @-@ ``/`` @,@ ``/`` @.@ `` joiners,
 spaces before closing punctuation and after opening brackets and currency signs, clitics

@@ -5,7 +5,7 @@ configs: student 768→768→4096→2048 with ReLU against the 2048-d PV, or 768
 A head is a list of layer widths after the input: ``[768, 4096, 2048]`` on a 768-d input is
 Linear(768, 768) → ReLU → Linear(768, 4096) → ReLU → Linear(4096, 2048); no activation after the last
 layer; ``[]`` is the identity. ``initialise_structural_head`` starts a one-Linear structural head at the
-ridge least-squares map from the untrained student's embeddings to the structural teacher's (issue 19: a random
+ridge least-squares map from the untrained student's embeddings to the structural teacher's (a random
 Linear 384 -> 768 lowered the untrained Lee Pearson from 0.656 to 0.614 before any training), or at the
 orthogonal Procrustes map between them (Schönemann 1966), which keeps the student's geometry.
 ``initialise_contextual_heads`` starts one-Linear SoftCCA heads at the ridge-regularised linear CCA of the

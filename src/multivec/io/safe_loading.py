@@ -1,4 +1,4 @@
-"""Reading weights without running code (issue 22): every model file a rule reads is safetensors (a JSON
+"""Reading weights without running code: every model file a rule reads is safetensors (a JSON
 header and raw bytes), read through these helpers so a damaged or planted file (a pickle renamed
 ``model.safetensors``) fails with one message naming the file instead of the library's bare
 ``SafetensorError``. The other loaders: ``.pt`` checkpoint files use ``torch.load(weights_only=True)``

@@ -6,7 +6,7 @@ the frozen bottom (§3.3 "stabilized training", §4, §7.1), nugget feedback (§
 the residual connection (§3.2, eq. 5), rule-based selectors used for ablations (§7.1, Table 4),
 a random selector (an ablation the paper lacks), the TSDAE-style mean bottleneck baseline (§6.1.2), and the
 ``tokens`` bottleneck: every token state reaches the decoder (r = 1, no selection), the shared seq2seq
-starting point every demo NUGGET/TSDAE model is fine-tuned from, as the paper's start from mBART (issue 18).
+starting point every demo NUGGET/TSDAE model is fine-tuned from, as the paper's start from mBART.
 
 ``TABLE4_ABLATIONS`` names each configuration of the paper's Table 4 (§7.1), plus the random selector,
 as changes to a base configuration; ``ablation_config`` builds it, mapping the paper's scorer layers

@@ -17,7 +17,7 @@ early-exits on 4-D masks; ``MBartDecoder`` and ``BertModel`` both call it) and b
 attention add it to q·k·scaling before the softmax, so the tensor from ``selection.cross_attention_bias``
 is the whole mechanism.
 
-Output layer (issue 18): ``untied`` (the demo default) gives the decoder its own trainable projection,
+Output layer: ``untied`` (the demo default) gives the decoder its own trainable projection,
 initialised as a copy of its input word embedding; ``tied`` reuses the decoder's trainable input embedding
 (mBART's pretrained lm_head, paper scale). The output bias ``final_logits_bias`` is a trainable parameter
 (mBART's checkpoint stores it as a zero buffer; its values load into the parameter unchanged). Measured

@@ -8,7 +8,7 @@ history is the h segments before it in the same stream, each encoded independent
   missing number (a chunk held out in dev or dropped) starts a new stream, so no stream spans a gap.
 - ``wikitext_streams``: one stream per WikiText article (title, headings and paragraphs in file order; id
   ``<5-digit position in the file> <title>``, since titles repeat), as real text
-  (``multivec.data.wikitext.read_wikitext``, issue 18): a tokenised file is detokenised and each ``<unk>``
+  (``multivec.data.wikitext.read_wikitext``): a tokenised file is detokenised and each ``<unk>``
   becomes the encoder tokenizer's one unknown token (MiniLM's ``[UNK]``), not 4 pieces ``<``, ``un``,
   ``##k``, ``>``. The whitespace-separated words of that text are the units of the word-level perplexity
   (footnote 6); a word equal to the unknown token is the out-of-vocabulary word it leaves out (§6.2.1).

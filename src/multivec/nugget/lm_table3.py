@@ -1,5 +1,5 @@
 """NUGGET Table 3 (Qin & Van Durme 2023, §6.2): the language model's per-segment word NLL turned into the
-table's perplexities, their uncertainty (issue 17) and the paper's numbers beside them.
+table's perplexities, their uncertainty and the paper's numbers beside them.
 
 - ``segment_records``: one record per test segment, its word count and summed word NLL at every history
   length h (from ``language_model.evaluate_segments``);

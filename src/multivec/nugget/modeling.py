@@ -12,8 +12,7 @@ Forward pass of ``NuggetModel.encode`` for one batch:
    nugget j (residual connection, eq. 5), the scorer's only gradient path.
 ``bottleneck: mean`` replaces 2-4 by one masked mean of the last layer (the TSDAE baseline, §6.1.2);
 ``bottleneck: tokens`` passes every token state of the last layer (r = 1, no selection): the shared seq2seq
-model that ``initialize_from`` starts every demo NUGGET/TSDAE model from, as the paper starts from mBART
-(issue 18).
+model that ``initialize_from`` starts every demo NUGGET/TSDAE model from, as the paper starts from mBART.
 
 The model only models: its ``processor`` (``processing.py``, ``NuggetProcessor``) owns the source and target
 tokenizers and turns text into the ids, masks and target batches read here; ``save_pretrained`` and
@@ -240,7 +239,7 @@ class NuggetModel(nn.Module):
         """Parameters that learn a new job (``lr_scratch``): scorer, type embeddings, W^V and the whole demo
         decoder, from scratch or warm-started from encoder layers. A warm-started decoder's copied layers must
         learn causal next-token prediction through a new cross-attention: at the pretrained lr (1e-4) they
-        barely moved (issue 18). What ``initialize_from`` loaded is pretrained and is left out by the caller."""
+        barely moved. What ``initialize_from`` loaded is pretrained and is left out by the caller."""
         prefixes = ("scorer.", "type_embedding.", "value_projection.")
         demo_decoder = self.config.architecture != "mbart"
         return {name for name, _ in self.named_parameters()

@@ -18,7 +18,7 @@ gets the same bits) and later epochs and dev evaluations run only the trainable 
 it cannot change the result beyond float rounding (``bottom_cache_applies``): no noise, the bottom frozen at
 least up to the scorer layer.
 
-Shared starting point (issue 18): with ``init_from`` (a saved ``bottleneck: tokens`` model, the r = 1 seq2seq
+Shared starting point: with ``init_from`` (a saved ``bottleneck: tokens`` model, the r = 1 seq2seq
 trained once per objective) the encoder and decoder start from that model's weights and its target
 vocabulary; what it loaded trains at ``lr`` (pretrained), the parts it lacks at ``lr_scratch``.
 Sanity reference: ``unigram_nats`` is the entropy of the dev targets' unigram distribution (the tokens the
@@ -118,7 +118,7 @@ class BottomCache:
     """Layer-l states of the documents seen so far (n_i × d float32 each, in CPU memory), keyed by row index.
     At most ``max_megabytes`` are stored; the other documents are computed every time.
 
-    Exact resumption (issue 22): the states a step trains on must not depend on the run's history, since a
+    Exact resumption: the states a step trains on must not depend on the run's history, since a
     resumed run starts with an empty cache. They used to be computed together with whichever documents of
     the batch were missing, so a document first seen after a resumption got other batch shapes and other
     float rounding (measured: 9 of 60 documents differed by up to 4.8e-7, and after 30 steps 87 of 134

@@ -1,4 +1,4 @@
-"""One model zoo for every NUGGET/TSDAE model of the demo and paper pipelines (issue 18).
+"""One model zoo for every NUGGET/TSDAE model of the demo and paper pipelines.
 
 Every distinct (objective, r, scorer layer, selector, feedback, seed) trains once, into
 ``models/nugget/<objective>/<variant>/seed<seed>/``, and every table and figure (Table 2, Figs. 4-8 and 11,

@@ -1,4 +1,4 @@
-"""Pre-flight check of a SLURM run (issue 21): before Snakemake runs or submits any job, every job it is
+"""Pre-flight check of a SLURM run: before Snakemake runs or submits any job, every job it is
 about to submit is checked against the cluster itself, so a wrong account or partition, or a request no
 node can grant, stops the run at once with one message listing every problem, instead of failing (or
 waiting forever) in the queue hours later.

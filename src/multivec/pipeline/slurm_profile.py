@@ -1,4 +1,4 @@
-"""A site copy of the SLURM profile (issue 21): ``profiles/slurm/config.yaml`` with its three placeholders,
+"""A site copy of the SLURM profile: ``profiles/slurm/config.yaml`` with its three placeholders,
 ``CHANGE_ME_account``, ``CHANGE_ME_cpu_partition`` and ``CHANGE_ME_gpu_partition``, replaced by a cluster's
 account and partitions, everything else (comments included) kept. ``scripts/slurm/site_profile.py`` is its
 command line; ``tests/test_slurm_cluster.py`` points the profile at the local SLURM this way, the same

@@ -1,4 +1,4 @@
-"""The rehearsal scale (issue 21): every rule of the paper DAG on miniature inputs in the upstream formats.
+"""The rehearsal scale: every rule of the paper DAG on miniature inputs in the upstream formats.
 
 - ``fixture_text``: deterministic English (gensim's Lee corpus) and pseudo-Chinese text for the fixtures;
 - ``tiny_models``: tiny randomly initialised models of the paper's architectures, each with a tokenizer in

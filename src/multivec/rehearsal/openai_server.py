@@ -1,4 +1,4 @@
-"""A deterministic OpenAI-compatible chat server on 127.0.0.1 for the rehearsal's LLM client (issue 21).
+"""A deterministic OpenAI-compatible chat server on 127.0.0.1 for the rehearsal's LLM client.
 
 It implements ``POST /v1/chat/completions`` (the one endpoint ``multivec.subencoder.data.llm_client.ChatClient``
 calls) with the Python standard library, and answers the two prompts the pipeline sends:

@@ -1,4 +1,4 @@
-"""Tiny randomly initialised models of the paper's architectures, for the rehearsal scale (issue 21).
+"""Tiny randomly initialised models of the paper's architectures, for the rehearsal scale.
 
 ``write_models(mirror)`` writes one Hugging Face folder per hub id of ``MODELS`` under
 ``<mirror>/models/<hub id>/``, where ``multivec.io.resources.resolve_model`` finds it in place of the hub

@@ -24,7 +24,7 @@ from multivec.rules.paths import TASKS, frozen_bottom_dir, task_dir
 from multivec.rules.seed_sets import SeedSets
 
 ABLATION_DEFAULT = "nugget_l3"  # the zoo's MT r = 0.1 model (Table 2, Fig. 4)
-# Table 4's token-pooling row (issue 18): Table 2's token_pooling row at Table 4's r, read from Table 2's
+# Table 4's token-pooling row: Table 2's token_pooling row at Table 4's r, read from Table 2's
 # evaluation (results/table2/<run>/<task>.*; pooled and scored once). No model, so no seed: one run.
 ABLATION_POOLING = "token_pooling"
 

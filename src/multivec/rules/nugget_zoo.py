@@ -129,7 +129,7 @@ class NuggetZoo:
     def frozen_bottom_config(self) -> dict[str, Any]:
         """NuggetConfig fields the shared bottom depends on (encoder, architecture, src_lang, scorer layer;
         the seed initialises tiny random encoders), and the target tokenizer, without which NuggetConfig refuses
-        mBART (its default 'bpe' is not mBART's; the paper DAG's frozen_bottom_states failed so, issue 21)."""
+        mBART (its default 'bpe' is not mBART's; the paper DAG's frozen_bottom_states failed so in the rehearsal)."""
         settings = self.nugget_model_config("ae", 1.0)
         return {key: settings[key] for key in ("encoder", "architecture", "src_lang", "scorer_layer", "seed",
                                                "target_tokenizer")}

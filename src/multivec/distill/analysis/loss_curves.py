@@ -1,4 +1,4 @@
-"""Training curves of the distilled students: does every loss term fall? (issue 19, item 5)
+"""Training curves of the distilled students: does every loss term fall?
 
 Each student's ``metrics.csv`` (written by ``multivec.training``) has one row per logged window: ``train_loss``
 and the terms of ``multivec.distill.training.LOSS_TERMS`` (``train_structural`` = the masked mean L_S,

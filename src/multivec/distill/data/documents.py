@@ -180,7 +180,7 @@ def check_no_overlap(train: list[dict], evaluation: dict[str, list[dict]]) -> No
 
 OVERLAP_NGRAM = 8  # the overlap audit's n (multivec.data.overlap)
 # A training document sharing this many 8-grams with the evaluation documents is dropped. 1, not 8: a short RR
-# passage (< 15 words, fewer than 8 8-grams) inside a kept piece failed the overlap audit (rehearsal, issue 21).
+# passage (< 15 words, fewer than 8 8-grams) inside a kept piece failed the overlap audit in the rehearsal.
 OVERLAP_MIN_SHARED = 1
 
 

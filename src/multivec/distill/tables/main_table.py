@@ -31,7 +31,7 @@ class SanityRowError(ValueError):
 
 
 def check_frozen_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> int:
-    """Every entry with ``"frozen": true`` (heads trained on a frozen backbone, issue 19's sanity row) must hold
+    """Every entry with ``"frozen": true`` (heads trained on a frozen backbone: the sanity row) must hold
     exactly the untrained student's vectors on every task, else the scored vector is not the student's own
     embedding; returns the number of (entry, task) pairs checked."""
     from multivec.distill.embeddings import read_embeddings

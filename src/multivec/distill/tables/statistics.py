@@ -1,4 +1,4 @@
-"""The statistics of the distillation tables (issue 17): per-unit scores in, CIs, comparisons and
+"""The statistics of the distillation tables: per-unit scores in, CIs, comparisons and
 claim verdicts out, shared by ``results/distill_teachers``, ``results/distill_table`` and
 ``results/distill_imdb``.
 

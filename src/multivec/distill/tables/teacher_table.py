@@ -5,8 +5,8 @@ its training documents and the minutes it took to embed them. Every metric comes
 scores (``teacher_measurements`` -> ``results/units/distill_teachers.<seedset>.parquet``) with
 its bootstrap CI (``multivec.distill.tables.statistics``); the teachers are deterministic (seed None).
 
-The thesis's results chapter is empty, so there are no ``paper_*`` columns; the orientation values
-quoted in the issue are for checking by eye only.
+The thesis's results chapter is empty, so there are no ``paper_*`` columns; orientation values from outside
+the thesis are for checking by eye only and are not part of the table.
 """
 
 from __future__ import annotations

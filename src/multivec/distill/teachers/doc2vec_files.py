@@ -1,4 +1,4 @@
-"""A trained gensim ``Doc2Vec`` stored without pickle (issue 22), for ``paragraph_vector.save_models``.
+"""A trained gensim ``Doc2Vec`` stored without pickle, for ``paragraph_vector.save_models``.
 
 gensim's own ``Doc2Vec.save`` / ``Doc2Vec.load`` pickle the model, so a planted ``.model`` file runs code
 when it is loaded. Here one model is two files that are data only:

@@ -23,8 +23,8 @@ start vector with Python's ``hash`` of its words, so the rule fixes ``PYTHONHASH
 ``save_models`` / ``load_models`` keep a trained variant: the DAG trains each variant once (rule
 ``paragraph_vector_model``) and every document set, the demo tasks' and at paper scale IMDB's, gets
 ``infer_vector`` from that very model; inferring after a reload continues the saved model's RNG, so the
-vectors equal those of training and inferring in one process, bit for bit. The files are data only
-(issue 22): each part is ``part<i>.safetensors`` (arrays) + ``part<i>.json`` (vocabulary, hyper-parameters;
+vectors equal those of training and inferring in one process, bit for bit. The files are data only:
+each part is ``part<i>.safetensors`` (arrays) + ``part<i>.json`` (vocabulary, hyper-parameters;
 ``multivec.distill.teachers.doc2vec_files``), never gensim's pickle-based ``.model``, which ``load_models`` refuses
 unread because unpickling a planted file runs code.
 """

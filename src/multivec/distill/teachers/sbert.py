@@ -58,7 +58,7 @@ def load_teacher(name: str, max_seq_length: int | None = None, device: str = "cp
 
     folder = model_folder(name)
     # Weights from model.safetensors only (mpnet's and MiniLM's folders have it): a planted pytorch_model.bin is
-    # never read, and sentence-transformers refuses module classes outside its package (issue 22).
+    # never read, and sentence-transformers refuses module classes outside its package.
     try:
         model = SentenceTransformer(folder, device=device, model_kwargs={"use_safetensors": True},
                                     trust_remote_code=False)

@@ -1,4 +1,4 @@
-"""Does the decoder read the nuggets? Two teacher-forced diagnostics of a trained zoo model (issue 18).
+"""Does the decoder read the nuggets? Two teacher-forced diagnostics of a trained zoo model.
 
 A NUGGET model is only a result if its decoder uses what the encoder kept. Both diagnostics run the model's
 own training loss (mean token cross-entropy, ``NuggetModel.forward``) on its dev documents:

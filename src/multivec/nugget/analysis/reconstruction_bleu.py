@@ -20,7 +20,7 @@ Beside BLEU, each row carries its model's best teacher-forced dev loss (``traini
 per target token): BLEU stays at its floor until a decoder reconstructs whole n-grams, while the loss
 shows, at any training length, how much more of the document the decoder predicts from more nuggets.
 
-Uncertainty (issue 17): corpus BLEU is a statistic of per-document sacrebleu statistics (hypothesis and
+Uncertainty: corpus BLEU is a statistic of per-document sacrebleu statistics (hypothesis and
 reference lengths, n-gram matches and totals), so ``bleu_measurement`` keeps them per document
 (``multivec.statistics``, statistic ``bleu``, 0-100, the table's ``BLEU`` column) with the same
 tokenisation and casing as ``corpus_bleu``; their sum gives exactly the corpus BLEU of the summary,

@@ -12,7 +12,7 @@ of the last token, EOS (``[SEP]`` for MiniLM, ``</s>`` for mBART), and of the fi
 mBART-50's language code); and the share of the type 'the' in the text and among the nuggets (paper:
 5.2% and 0.7%; BOS never selected).
 
-Uncertainty (issue 17): each document's selections are kept (``document_selections``: its token types
+Uncertainty: each document's selections are kept (``document_selections``: its token types
 and selected flags, ``results/nugget_analysis/selected_tokens/<objective>_r<ratio>/seed<seed>.jsonl``),
 and ``share_measurements`` turns them into per-document counts for the ``ratio`` statistic:
 ``nugget_share_eos_punct`` (delimiters among the nuggets: the document's EOS, its last token, or a type

@@ -8,7 +8,7 @@ the published 242.1 (and the query mean its 241.3), while the mean over (query, 
 pairs gives 246.4.
 
 ``unknown_token_share``: the share of the task documents' tokens that are the encoder tokenizer's
-unknown token (``multivec.data.unknown_tokens``, read from each task's ``meta.json``; issue 18), with the
+unknown token (``multivec.data.unknown_tokens``, read from each task's ``meta.json``), with the
 tokenizer in ``unknown_tokenizer`` and whether it exceeds ``data.max_unknown_share`` in
 ``unknown_over_threshold``. The paper's tasks read raw text (no ``<unk>``); the demo's RR reads
 tokenised WikiText-2, whose masked words no detokenisation restores.
@@ -69,7 +69,7 @@ def unknown_tokens_of(meta: dict, where: str) -> dict:
     block = meta.get("unknown_tokens")
     if not isinstance(block, dict) or any(k not in block for k in UNKNOWN_KEYS):
         raise ValueError(f"{where}: no 'unknown_tokens' block with {', '.join(UNKNOWN_KEYS)} (a task built before "
-                         f"issue 18 counted unknown tokens? rebuild it)")
+                         f"unknown tokens were counted? rebuild it)")
     return block
 
 

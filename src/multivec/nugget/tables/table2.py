@@ -38,7 +38,7 @@ PAPER_TABLE2: list[dict[str, Any]] = [
 TABLE2_COLUMNS = ["row", "model", "objective", "ratio", "multi_vector", "PI", "RR", "paper_PI", "paper_RR",
                   "vectors_per_doc", "n_queries_PI", "n_queries_RR", "train_steps", "best_dev_loss", "unigram_nats",
                   "gate"]
-# best_dev_loss / unigram_nats / gate: the sanity gate of a trained row (multivec.nugget.gates, issue 18): its
+# best_dev_loss / unigram_nats / gate: the sanity gate of a trained row (multivec.nugget.gates): its
 # best dev loss must be below the unigram entropy of its dev targets; "ok" or "FAILED: ..." naming the numbers.
 # No wall-clock column: the table is byte-identical across runs of the same seed; training minutes are
 # in each model's training_summary.json and the rules' benchmark files.

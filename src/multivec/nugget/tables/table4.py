@@ -5,7 +5,7 @@ One row per configuration of ``multivec.nugget.configuration.TABLE4_ABLATIONS``;
 are read from the trained model's saved config, never from the row's name. ``PAPER_TABLE4`` holds the
 paper's numbers, copied from the paper's text (``nugget_qin_vandurme_icml2023.txt``, Table 4); they
 fill only ``paper_pi``/``paper_rr``. The random selector and token pooling (Table 2's token-pooling run
-at r = 0.1, issue 18) are not in the paper: their paper columns stay empty. The Markdown names the measured r_sb beside the paper's 0.033.
+at r = 0.1) are not in the paper: their paper columns stay empty. The Markdown names the measured r_sb beside the paper's 0.033.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ METRICS = ["PI", "RR"]  # with the statistics, each is followed by <metric>_lo, 
 TABLE4_COLUMNS = ["name", "configuration", "selector", "paper_l", "l", "frozen_bottom", "r", "feedback", "PI", "RR",
                   "paper_pi", "paper_rr", "nuggets_per_doc_pi", "nuggets_per_doc_rr", "train_steps", "best_dev_loss",
                   "unigram_nats", "gate"]
-# unigram_nats / gate: the sanity gate (multivec.nugget.gates, issue 18): a row's best dev loss must be below the
+# unigram_nats / gate: the sanity gate (multivec.nugget.gates): a row's best dev loss must be below the
 # unigram entropy of its dev targets; "ok", or "FAILED: ..." naming both numbers.
 
 
@@ -80,7 +80,7 @@ def table4_record(name: str, model_config: dict[str, Any], metrics: dict[str, di
 
 
 def token_pooling_record(ratio: float, metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Table 4's token-pooling row (issue 18; Clavié et al. 2024): the base encoder's token states pooled by
+    """Table 4's token-pooling row (Clavié et al. 2024): the base encoder's token states pooled by
     Ward clustering to k = ceil(n·r) vectors per document, scored by Table 2's evaluation (``metrics``: the
     per-task JSON of Table 2's ``token_pooling_r<r>`` run). No model: the model columns stay empty."""
     for task in ("pi", "rr"):

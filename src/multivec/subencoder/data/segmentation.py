@@ -13,8 +13,8 @@ empty generation, dropped and counted by the caller), three implementations:
   clause joined around it), over NLTK Treebank words. Its claims are the sentence's own words;
   it is far cruder than an LLM and every table that depends on it says so.
 
-And, for the training pairs only, ``OracleSegmenter`` (**demo stand-in**, the demo default; issue
-20): PropSegment's *human* segmentations of the sentences of the split the pairs come from (TEST),
+And, for the training pairs only, ``OracleSegmenter`` (**demo stand-in**, the demo default):
+PropSegment's *human* segmentations of the sentences of the split the pairs come from (TEST),
 as the char spans of their tokens, with no alignment step. It segments sentences by id, never
 text, and refuses any sentence, document or cluster of the evaluation split (DEV). It has no
 Table 7 row: scored against the human segmentations it is 100 by construction, and it cannot
@@ -181,7 +181,7 @@ class Seq2SeqSegmenter:
         from multivec.subencoder.data.llm_client import parse_claims
 
         tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        model = from_dag_folder(AutoModelForSeq2SeqLM, self.model_dir).eval()  # safetensors only (issue 22)
+        model = from_dag_folder(AutoModelForSeq2SeqLM, self.model_dir).eval()  # safetensors only
         out: list[list[str] | None] = []
         with torch.no_grad():
             for start in range(0, len(sentences), self.batch_size):
@@ -231,7 +231,7 @@ def _token_runs(token_spans: Sequence[tuple[int, int]], indices) -> list[list[in
 
 @dataclass
 class OracleSegmenter:
-    """Demo stand-in: PropSegment's human segmentations of the training split (issue 20, option a).
+    """Demo stand-in: PropSegment's human segmentations of the training split.
 
     ``sentences``: PropSegment sentences by key (``cluster:document:index``), their human
     segmentation attached (``propositions``, None where no rater gave a usable one); ``source``:

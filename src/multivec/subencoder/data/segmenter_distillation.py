@@ -91,7 +91,7 @@ class Seq2SeqSegmenterTask(TrainingTask):
 
         T5 ties its embeddings (``shared``, both ``embed_tokens``, ``lm_head``). safetensors' ``save_model``
         records the dropped names as metadata in hash order, so identical weights were written as different
-        bytes by another process (issue 22: a resumed run copies the best weights a killed process wrote).
+        bytes by another process (a resumed run copies the best weights a killed process wrote).
         Here the first name of each tied group in sorted order is kept and no alias metadata is written;
         ``load_weights`` and ``from_pretrained`` re-tie the others."""
         from safetensors.torch import save_file
