@@ -28,8 +28,6 @@ PENDING_FILES = {
     "config/claims.yaml",
     "rules/claims.smk",
     "src/multivec/nugget/analysis/gain_bins.py",
-    "src/multivec/nugget/analysis/gain_tables.py",
-    "tests/test_nugget_probability_gain.py",
 }
 
 # The word for a tracker entry followed by its number (singular or plural, with or without a hash sign, the

@@ -34,7 +34,7 @@ def model():
             layer.encoder_attn.out_proj.bias.normal_(0, 0.5)
             layer.encoder_attn.out_proj.weight.mul_(20)
         model.decoder.decoder.embed_tokens.weight.mul_(8)
-        if model.decoder.output_projection is not None:  # the untied output layer (issue 18) too: sharp softmax
+        if model.decoder.output_projection is not None:  # the untied output layer too: sharp softmax
             model.decoder.output_projection.weight.mul_(8)
     return model
 
@@ -165,7 +165,7 @@ def test_gain_by_relative_position_centres_each_nugget():
 
 
 def test_figure_points_carry_cis_over_documents():
-    """Issue 17: every point of Figs. 7, 8, 11 has its bootstrap CI over documents, and the CI moves
+    """Every point of Figs. 7, 8, 11 has its bootstrap CI over documents, and the CI moves
     with the documents' spread (a point all documents agree on has a zero-width CI)."""
     rng = np.random.default_rng(0)
     docs, length = 30, 6
@@ -225,7 +225,7 @@ def test_word_windows_are_consecutive_words_of_one_article():
 
 
 def test_gain_windows_read_wikitext_with_the_unknown_token(tmp_path):
-    """Issue 18: the windows are real text with <unk> as the encoder's one unknown token (read_wikitext), not
+    """The windows are real text with <unk> as the encoder's one unknown token (read_wikitext), not
     the pieces <, un, ##k, >; ids stay `len<L>/<5-digit position> <title>/<first word>`."""
     from multivec.data.wikitext import read_wikitext
 

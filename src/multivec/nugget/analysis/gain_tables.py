@@ -6,7 +6,7 @@ length (``save_gains``); this module reads it back (``load_gains``) and averages
 - per nugget rank j over the documents that have a j-th nugget (Figs. 7, 11: ``gain_by_nugget``),
 - over all nuggets by the position of the token relative to the nugget's (Fig. 8: ``gain_by_relative_position``).
 
-Uncertainty (issue 17): every point of Figs. 7, 8 and 11 gets a 95% percentile-bootstrap CI over documents
+Uncertainty: every point of Figs. 7, 8 and 11 gets a 95% percentile-bootstrap CI over documents
 (``*_lo``/``*_hi`` columns, a band in the figure): each point is a ratio of per-document sums (gain sum over
 pair count; documents with the nugget there over documents with that nugget), resampled by
 ``multivec.statistics.resampling.ratio_bootstrap_cis``.
