@@ -1,4 +1,4 @@
-"""Does a Paragraph Vector teacher trained on more text embed better? (issue 19's untested lever)
+"""Does a Paragraph Vector teacher trained on more text embed better? (the distillation target's untested lever)
 
 Trains the demo's contextual teacher (PV-DM 100, 30 epochs, ``distill.contextual_teacher.teacher``) on
   * ``demo``: the 517 distillation training documents, as the DAG does (must reproduce

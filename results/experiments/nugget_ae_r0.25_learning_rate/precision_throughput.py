@@ -1,4 +1,4 @@
-"""Would a faster training step buy issue 18's AE BLEU target back? (this folder's README, *What it costs*)
+"""Would a faster training step buy Fig. 4's AE BLEU target back? (this folder's README, *What it costs*)
 
 Trains the AE r = 0.25 zoo model from the shared base for ``steps`` steps at the 1500-step run's settings
 (lr 1e-3, batch 16, one thread), once in float32 and once under CPU bfloat16 autocast, and writes each
