@@ -241,11 +241,15 @@ def test_minilm_through_mteb_on_the_dev_set_against_table1s_token_subset_row(mir
     assert len(predictions) == 349
     assert got["p@1"] == pytest.approx(ours["pytrec_eval"]["p@1"], abs=100 * MTEB_ROUNDING)
     assert got["r@5"] == pytest.approx(ours["pytrec_eval"]["r@5"], abs=100 * MTEB_ROUNDING)
-    one_query = 100 / 349
+    # Within one query of the measured values, which are quoted to 2 decimals (half a unit of rounding on top: a
+    # bound of exactly 100/349 failed a run one query away, 35.53 against the quoted 35.82 for 125/349 = 35.817).
+    # Candidates with equal texts tie up to last-bit differences of their scores, which can differ between
+    # machines, so one query may move.
+    one_query = 100 / 349 + 0.005
     assert got["p@1"] == pytest.approx(35.82, abs=one_query) and got["r@5"] == pytest.approx(68.62, abs=one_query)
     assert ours["project"]["p@1"] == pytest.approx(36.68, abs=one_query)
     if table1 is not None:
-        assert float(table1["P@1"]) - got["p@1"] == pytest.approx(1.43, abs=one_query)
+        assert float(table1["P@1"]) - got["p@1"] == pytest.approx(1.43, abs=one_query + 0.005)
 
 
 def test_the_mteb_propsegment_tasks_are_exactly_the_retrieval_protocols():
