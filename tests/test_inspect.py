@@ -157,6 +157,14 @@ def test_benchmarks_folder_sums_time_per_rule(tmp_path):
     assert kind == "snakemake benchmarks folder" and "jobs: 3  total job seconds: 157" in text
     train_line = next(line for line in text.splitlines() if line.startswith("train"))
     assert train_line.split()[1:3] == ["2", "150.0"]
+    # Snakemake's extended format names the rule, which wins over the folder name.
+    extended = header.rstrip("\n") + "\tjobid\trule_name\twildcards\tparams\tthreads\tcpu_usage\tresources\tinput_size_mb\n"
+    (tmp_path / "rules/train/c.tsv").write_text(extended + "30.0\t0:00:30\t10.0\t0\t0\t0\t0\t0\t0\t0\t4\ttrain_nugget_lm\t"
+                                               "{'seed': '13'}\t{}\t1\t0\t{}\t{}\n")
+    kind, text = run(tmp_path / "rules")
+    assert kind == "snakemake benchmarks folder" and "jobs: 4  total job seconds: 187" in text
+    named_line = next(line for line in text.splitlines() if line.startswith("train_nugget_lm"))
+    assert named_line.split()[1:3] == ["1", "30.0"]
 
 
 def test_tab_separated_files(tmp_path):

@@ -186,7 +186,7 @@ def test_summary_per_rule_from_benchmark_files(tmp_path):
                 "pi_task": {"benchmark": "benchmarks/rules/tasks/pi.tsv", "rule_file": "rules/table2.smk"},
                 "download": {"benchmark": "benchmarks/rules/download/{source}/{file}.tsv", "rule_file": "rules/data.smk"}}
     assert read_benchmark(folder / "encode/row_b/pi.tsv") == {"s": 25.0, "max_rss_mb": 300.0, "cpu_time_s": 24.0,
-                                                              "runs": 2}
+                                                              "runs": 2, "rule_name": None, "wildcards": None}
     summary = write_rule_benchmarks("benchmarks/rules", declared, tmp_path / "out.csv", tmp_path / "out.png",
                                     root=tmp_path)
     assert summary["jobs"] == 3 and summary["rules"] == 2 and summary["unmatched"] == ["benchmarks/rules/old_rule.tsv"]
@@ -202,6 +202,7 @@ def test_summary_per_rule_from_benchmark_files(tmp_path):
     (folder / "tasks/pi.tsv").write_text("not a benchmark\n")
     with pytest.raises(ValueError, match="not a Snakemake benchmark file"):
         write_rule_benchmarks("benchmarks/rules", declared, tmp_path / "out.csv", tmp_path / "out.png", root=tmp_path)
+    (folder / "tasks/pi.tsv").write_text(HEADER + "0.50\t0:00:00\tNA\tNA\tNA\tNA\tNA\tNA\tNA\t0\n")
     with pytest.raises(ValueError, match="nothing to summarise"):
         write_rule_benchmarks("benchmarks/rules", {}, tmp_path / "x.csv", tmp_path / "x.png", root=tmp_path)
 
@@ -234,3 +235,41 @@ def test_report_contents_are_read_back_from_a_real_report(tmp_path):
         bad = tmp_path / "bad.html"
         bad.write_text("<html></html>")
         read_report(bad)
+
+
+def test_an_extended_benchmark_file_names_its_rule_and_a_plain_one_is_matched_by_pattern(tmp_path):
+    """The workflow profile asks for Snakemake's extended format: a real run through it writes files that name
+    their rule and wildcards, which the summary takes as written (no pattern needed: here two rules share one);
+    a file that names a rule the workflow no longer has is left out, and a plain file still goes by pattern."""
+    (tmp_path / "Snakefile").write_text(textwrap.dedent("""\
+        rule first:
+            output: "out/{name}.txt"
+            params: p={"k": [1, 2]}, tab="a\\tb"
+            benchmark: "benchmarks/rules/shared/{name}.tsv"
+            shell: "echo {wildcards.name} > {output}"
+        rule second:
+            output: "other/{name}.txt"
+            benchmark: "benchmarks/rules/shared/{name}.tsv"
+            shell: "echo {wildcards.name} > {output}"
+        """))
+    run = snakemake("--cores", "1", "--workflow-profile", str(REPO / "profiles/default"), "out/one.txt",
+                    "other/two.txt", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    one = read_benchmark(tmp_path / "benchmarks/rules/shared/one.tsv")
+    assert (one["rule_name"], one["wildcards"], one["runs"]) == ("first", {"name": "one"}, 1)
+    (tmp_path / "benchmarks/rules/plain").mkdir()
+    (tmp_path / "benchmarks/rules/plain/x.tsv").write_text(HEADER + "2.00\t0:00:02\t5\t1\t1\t1\t0\t0\t1\t1\n")
+    gone = (tmp_path / "benchmarks/rules/shared/one.tsv").read_text().replace("\tfirst\t", "\tremoved_rule\t")
+    (tmp_path / "benchmarks/rules/gone.tsv").write_text(gone)
+    declared = {"first": {"benchmark": "benchmarks/rules/shared/{name}.tsv", "rule_file": "Snakefile"},
+                "second": {"benchmark": "benchmarks/rules/shared/{name}.tsv", "rule_file": "Snakefile"},
+                "plain": {"benchmark": "benchmarks/rules/plain/{x}.tsv", "rule_file": "rules/nugget.smk"}}
+    summary = write_rule_benchmarks("benchmarks/rules", declared, tmp_path / "out.csv", tmp_path / "out.png",
+                                    root=tmp_path)
+    assert summary["unmatched"] == ["benchmarks/rules/gone.tsv"]
+    table = pd.read_csv(tmp_path / "out.csv").set_index("rule")
+    assert table.loc["first", "slowest_job"] == "name=one" and table.loc["second", "slowest_job"] == "name=two"
+    assert table.loc["plain", "slowest_job"] == "x=x" and table.loc["plain", "work"] == "NUGGET"
+    (tmp_path / "benchmarks/rules/gone.tsv").write_text(gone.replace("{'name': 'one'}", "name=one"))
+    with pytest.raises(ValueError, match="wildcards column is not a dict literal"):
+        read_benchmark(tmp_path / "benchmarks/rules/gone.tsv")

@@ -56,11 +56,15 @@ def is_benchmarks_folder(path: Path) -> bool:
 def inspect_benchmark_folder(path: Path, report: Report) -> None:
     import pandas as pd
 
+    from multivec.pipeline.rule_benchmarks import read_benchmark
+
     rows = []
     for file in _benchmark_files(path):
         table = read_table(file, "\t")
         parts = file.relative_to(path).parts
-        rows.append({"rule": parts[0] if len(parts) > 1 else file.stem,
+        # The extended format names the rule; a plain file is named after its first folder (a guess).
+        named = read_benchmark(file)["rule_name"]
+        rows.append({"rule": named or (parts[0] if len(parts) > 1 else file.stem),
                      "job": str(file.relative_to(path).with_suffix("")), "s": float(table["s"].iloc[-1]),
                      "max_rss_mb": float(table["max_rss"].iloc[-1]) if table["max_rss"].dtype.kind in "if" else None})
     jobs = pd.DataFrame(rows)

@@ -1,12 +1,15 @@
 """Runtime and peak memory per rule, from the Snakemake ``benchmark:`` files of the DAG's jobs
 (``benchmarks/rules/**.tsv``: one row per run with ``s``, ``h:m:s``, ``max_rss`` (MB), ``cpu_time``, ...).
 
-A benchmark file does not name its rule (only Snakemake's extended format does). Each file is attributed to
-the rule whose declared ``benchmark:`` pattern it matches, wildcard constraints included (Snakemake writes
-a rule's and the global constraints into its patterns: ``{task,pi|rr}``); when several match, the pattern
-with the most literal characters wins (``train/nugget_long_{objective}_r{ratio}`` over
-``train/nugget_{objective}_r{ratio}``). Files that match no rule of the workflow (a rule since removed or
-renamed) are left out and returned, so the caller can say how many.
+The workflow profile (``profiles/default``, applied to every run, SLURM jobs included) asks for Snakemake's
+extended format (``benchmark-extended: true``), whose columns name the job's rule and wildcards
+(``rule_name``, ``wildcards``): such a file goes to the rule it names. A file in the plain format (a run with
+``--workflow-profile none``, or written before) does not name its rule, so it is attributed to the rule
+whose declared ``benchmark:`` pattern it matches, wildcard constraints included (Snakemake writes a rule's
+and the global constraints into its patterns: ``{task,pi|rr}``); when several match, the pattern with the
+most literal characters wins (``train/nugget_long_{objective}_r{ratio}`` over
+``train/nugget_{objective}_r{ratio}``). Files of no rule of the workflow (a rule since removed or renamed)
+are left out and returned, so the caller can say how many.
 
 ``write_rule_benchmarks`` writes one row per rule (``COLUMNS``) and a figure of total job seconds and peak
 RSS per rule, coloured by work. The work is read from the rule's file (``rules/nugget*.smk`` -> NUGGET, ...;
@@ -17,6 +20,7 @@ built it, and the ``last_written`` column says when each rule's newest file was 
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import math
 import os
@@ -128,8 +132,9 @@ def _number(value: Any) -> float:
     return number
 
 
-def read_benchmark(path: str | os.PathLike) -> dict[str, float]:
-    """One job's benchmark: mean seconds over its runs (``repeat``), peak ``max_rss`` (MB), mean CPU seconds."""
+def read_benchmark(path: str | os.PathLike) -> dict[str, Any]:
+    """One job's benchmark: mean seconds over its runs (``repeat``), peak ``max_rss`` (MB), mean CPU seconds,
+    and in the extended format the rule and wildcards it names (``rule_name``: None in the plain format)."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     if not lines or tuple(lines[0].split("\t")[:3]) != BENCHMARK_COLUMNS:
         raise ValueError(f"{path}: not a Snakemake benchmark file (header {lines[0][:60] if lines else ''!r})")
@@ -140,8 +145,21 @@ def read_benchmark(path: str | os.PathLike) -> dict[str, float]:
     seconds = [_number(r.get("s")) for r in runs]
     rss = [v for v in (_number(r.get("max_rss")) for r in runs) if not math.isnan(v)]
     cpu = [v for v in (_number(r.get("cpu_time")) for r in runs) if not math.isnan(v)]
+    named = runs[-1].get("rule_name")
     return {"s": sum(seconds) / len(seconds), "max_rss_mb": max(rss) if rss else math.nan,
-            "cpu_time_s": sum(cpu) / len(cpu) if cpu else math.nan, "runs": len(runs)}
+            "cpu_time_s": sum(cpu) / len(cpu) if cpu else math.nan, "runs": len(runs),
+            "rule_name": named or None, "wildcards": _wildcards(runs[-1].get("wildcards"), path) if named else None}
+
+
+def _wildcards(text: str | None, path: str | os.PathLike) -> dict[str, str]:
+    """The extended format's ``wildcards`` column: the repr of the job's wildcards dict."""
+    try:
+        wildcards = ast.literal_eval(text or "{}")
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(f"{path}: the wildcards column is not a dict literal ({text[:60]!r}): {error}") from None
+    if not isinstance(wildcards, dict):
+        raise ValueError(f"{path}: the wildcards column is not a dict literal ({text[:60]!r})")
+    return {str(k): str(v) for k, v in wildcards.items()}
 
 
 def collect(folder: str | os.PathLike, declared: Mapping[str, Mapping[str, str]],
@@ -149,17 +167,23 @@ def collect(folder: str | os.PathLike, declared: Mapping[str, Mapping[str, str]]
     """(one record per benchmark file attributed to a rule, paths that match no declared pattern)."""
     root = Path(root)
     rules = as_declared(declared)
+    by_name = {rule.rule: rule for rule in rules}
     jobs, unmatched = [], []
     for file in sorted(Path(root, folder).rglob("*.tsv")):
         relative = file.relative_to(root).as_posix()
-        found = attribute(relative, rules)
+        record = read_benchmark(file)
+        named, wildcards = record.pop("rule_name"), record.pop("wildcards")
+        if named is not None:  # the extended format names the job's rule: no pattern to match
+            found = (by_name[named], wildcards) if named in by_name else None
+        else:
+            found = attribute(relative, rules)
         if found is None:
             unmatched.append(relative)
             continue
         rule, wildcards = found
         jobs.append({"work": rule.work, "rule": rule.rule, "rule_file": rule.rule_file, "file": relative,
                      "job": ", ".join(f"{k}={v}" for k, v in wildcards.items()) or rule.rule,
-                     "written": file.stat().st_mtime, **read_benchmark(file)})
+                     "written": file.stat().st_mtime, **record})
     return jobs, unmatched
 
 
