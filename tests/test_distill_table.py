@@ -3,7 +3,6 @@ and training minutes, per-unit scores -> CI columns, the declared comparisons an
 smoke-scale end-to-end from training to the table."""
 
 import csv
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 
 from multivec.distill.tables.main_table import build_rows, concatenate_embeddings, write_table
 from multivec.distill.evaluation.demo_tasks import UnitScores
+from multivec.distill import embeddings
 from multivec.distill.configuration import LossConfig, StudentConfig
 from multivec.distill.tables.statistics import embedding_measurements
 from multivec.statistics import read_units, write_units
@@ -18,11 +18,6 @@ from multivec.distill.training import embed_documents, train
 from multivec.io import write_json, write_jsonl
 from multivec.training import TrainConfig
 
-FIXTURES = Path(__file__).parent / "fixtures"
-_spec = importlib.util.spec_from_file_location("distill_embeddings_stub", FIXTURES / "distill_embeddings_stub.py")
-_stub = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_stub)
-embeddings = _stub.ensure_embeddings_module()
 
 
 def first_coordinate_units(task, folder, task_files):

@@ -1,7 +1,6 @@
 """The distilled student (Burian 2023) on the shared training engine: chunked mean pooling, smoke-scale
 training with every loss, resumption byte-identical to an uninterrupted run, and clear input errors."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from multivec.distill import embeddings
 from multivec.distill.configuration import LossConfig, StudentConfig
 from multivec.distill.student import Student
 from multivec.distill.training import (DistillModel, DistillTask, TeacherMismatchError, aligned_embeddings,
@@ -17,11 +17,6 @@ from multivec.io import write_jsonl
 from multivec.training import TrainConfig
 from multivec.training.engine import _Interrupted
 
-FIXTURES = Path(__file__).parent / "fixtures"
-_spec = importlib.util.spec_from_file_location("distill_embeddings_stub", FIXTURES / "distill_embeddings_stub.py")
-_stub = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_stub)
-embeddings = _stub.ensure_embeddings_module()
 
 WORDS = ("the cat sat on a mat while dogs ran around the park and birds sang songs of spring in old trees "
          "near quiet rivers where children played games").split()

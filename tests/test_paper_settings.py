@@ -6,7 +6,6 @@ Vector's DBOW parts can skip word vectors."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -87,24 +86,15 @@ def test_each_audited_merge_is_a_valid_config(files):
 
 
 # -- the options the settings need ------------------------------------------------------------------
-_FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _embeddings_module():
-    spec = importlib.util.spec_from_file_location("distill_embeddings_stub", _FIXTURES / "distill_embeddings_stub.py")
-    stub = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(stub)
-    return stub.ensure_embeddings_module()
-
 
 WORDS = ("the cat sat on a mat while dogs ran around the park and birds sang songs of spring in old trees "
          "near quiet rivers where children played games").split()
 
 
 def _data(folder: Path, contextual_dim: int, n: int = 12):
+    from multivec.distill import embeddings
     from multivec.io import write_jsonl
 
-    embeddings = _embeddings_module()
     rng = np.random.default_rng(0)
     docs = [{"id": f"d{i}", "text": " ".join(rng.choice(WORDS, size=int(rng.integers(3, 60))))} for i in range(n)]
     write_jsonl(folder / "train.jsonl", docs)
