@@ -137,3 +137,30 @@ def test_a_beir_folder_missing_a_file_or_a_run_of_another_task_is_refused(tmp_pa
         write_mteb_results({"pi": tmp_path / "other.run"}, {"pi": tmp_path / "beir"}, tmp_path / "mteb", "m/x", "r")
     with pytest.raises(ValueError, match="runs for"):
         write_mteb_results({"pi": tmp_path / "other.run"}, {"rr": tmp_path / "beir"}, tmp_path / "mteb", "m/x", "r")
+
+
+def test_a_task_with_more_candidates_than_mtebs_deepest_cutoff_is_ranked_whole(tmp_path):
+    """MTEB keeps each query's top max(k_values) = 1,000 scores; a PropSegment query has about 1,600 candidates,
+    so an answer ranked past 1,000 would be lost. The tasks add a cutoff at the deepest list: MTEB's MRR there,
+    of a run whose answers rank 1 and 1,100 of 1,200, is the project's (1 + 1/1100) / 2; at 1,000 the second
+    answer counts 0, as MTEB's cutoffs define."""
+    from multivec.interop.mteb_tasks import reranking_task, write_mteb_results
+    from multivec.interop.ranking_formats import write_beir, write_run
+    from multivec.metrics.ranking import mrr_at
+    from multivec.tasks.ranking_task import RankingQuery, RankingTask
+
+    n = 1200
+    documents = {"qa": "first query", "qb": "second query", **{f"c{j}": f"candidate {j}" for j in range(n)}}
+    candidates = [f"c{j}" for j in range(n)]
+    task = RankingTask(documents, [RankingQuery("qa", candidates, 0), RankingQuery("qb", candidates, 1099)])
+    scores = np.tile(-np.arange(n, dtype=float), (2, 1))  # candidate j ranks j + 1
+    write_beir(task, tmp_path / "beir")
+    write_run(tmp_path / "run", task, scores, ties="pessimistic")
+    project = mrr_at(scores, _answers(task))
+    assert project == pytest.approx(100 * (1 + 1 / 1100) / 2)
+    written = write_mteb_results({"pi": tmp_path / "run"}, {"pi": tmp_path / "beir"}, tmp_path / "mteb",
+                                 "multivec/deep", "smoke")
+    scores = json.loads(written[0].read_text())["scores"]["test"][0]
+    assert 100 * scores[f"mrr_at_{n}"] == pytest.approx(project, abs=100 * ROUNDING)
+    assert 100 * scores["mrr_at_1000"] == pytest.approx(50, abs=100 * ROUNDING)
+    assert reranking_task(tmp_path / "beir", "pi")._top_k >= n

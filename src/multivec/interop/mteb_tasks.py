@@ -124,6 +124,11 @@ def reranking_task(folder: str | os.PathLike, task: str):
     folder = Path(folder)
     data = read_beir(folder)  # fail here, with the folder named, rather than inside mteb
     name, description = tasks[task]
+    # MTEB ranks each query's top max(k_values) = 1,000 scores only; a PropSegment query has about 1,600
+    # candidates. One more cutoff at the deepest list keeps every candidate, so the metrics at that cutoff
+    # (mrr_at_<n>, ...) are over the whole list, as the project computes them; P@1 and R@5 do not change.
+    deepest = max((len(candidates) for candidates in data["top_ranked"].values()), default=0)
+    cutoffs = tuple(AbsTaskRetrieval.k_values) + ((deepest,) if deepest > max(AbsTaskRetrieval.k_values) else ())
     metadata = TaskMetadata(
         name=name, description=description, type="Retrieval", category="t2t",
         main_score=MAIN_SCORE if task in RERANKING_TASKS else PROPSEGMENT_MAIN_SCORE,
@@ -133,6 +138,8 @@ def reranking_task(folder: str | os.PathLike, task: str):
         sample_creation=None, bibtex_citation=None)
 
     class ProjectRerankingTask(AbsTaskRetrieval):
+        k_values = cutoffs
+
         def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
             split = RetrievalSplitData(corpus=Dataset.from_list(data["corpus"]),
                                        queries=Dataset.from_list(data["queries"]),
