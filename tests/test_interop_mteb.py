@@ -164,3 +164,14 @@ def test_a_task_with_more_candidates_than_mtebs_deepest_cutoff_is_ranked_whole(t
     assert 100 * scores[f"mrr_at_{n}"] == pytest.approx(project, abs=100 * ROUNDING)
     assert 100 * scores["mrr_at_1000"] == pytest.approx(50, abs=100 * ROUNDING)
     assert reranking_task(tmp_path / "beir", "pi")._top_k >= n
+
+
+def test_every_propsegment_protocol_is_an_mteb_task_and_no_other():
+    """The MTEB tasks name PropSegment's protocols a second time (for MTEB's task names and descriptions): a
+    protocol added to or renamed in the evaluation must appear here too, with a name of its own."""
+    from multivec.interop.mteb_tasks import PROPSEGMENT_TASKS, RERANKING_TASKS
+    from multivec.subencoder.evaluation.retrieval import PROTOCOLS
+
+    assert set(PROPSEGMENT_TASKS) == {f"propsegment_{protocol}" for protocol in PROTOCOLS}
+    names = [name for name, _ in [*PROPSEGMENT_TASKS.values(), *RERANKING_TASKS.values()]]
+    assert len(set(names)) == len(names)
