@@ -58,19 +58,18 @@ DESCRIPTIONS = {
 
 
 def machine() -> str:
+    from multivec.training.distributed import cpu_bf16_units
+
     name = platform.processor() or platform.machine()
-    flags = ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 name = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = line
                 break
     except OSError:
         pass
-    bf16 = "avx512_bf16" in flags or "amx_bf16" in flags
-    return f"{name}, {torch.get_num_threads()} thread(s), bf16 units: {'yes' if bf16 else 'no'}"
+    units = cpu_bf16_units()
+    return f"{name}, {torch.get_num_threads()} thread(s), bf16 units: {' '.join(units) if units else 'no'}"
 
 
 def build(model_changes: dict, train_rows, dev_rows, n_dev: int):

@@ -154,9 +154,9 @@ def check_request(precision: str, device: str) -> None:
     import torch
 
     if precision != "fp32" and not torch.cuda.is_available():
-        raise BenchmarkError(f"--precision {precision} needs a CUDA GPU and none is visible (the training engine "
-                             "refuses mixed precision on a CPU). Run on a GPU machine, or pass --tiny (CPU, fp32) "
-                             "for the scaled-down check.")
+        raise BenchmarkError(f"--precision {precision} needs a CUDA GPU and none is visible (this benchmark "
+                             "measures the paper's mixed-precision step on a GPU). Run on a GPU machine, or pass "
+                             "--tiny (CPU, fp32) for the scaled-down check.")
     if device == "cuda" and not torch.cuda.is_available():
         raise BenchmarkError("--device cuda but no CUDA GPU is visible; use --tiny (CPU, fp32) or a GPU machine")
 

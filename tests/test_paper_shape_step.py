@@ -62,17 +62,20 @@ def test_tiny_run_trains_every_work_through_the_engine(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
-def test_mixed_precision_without_cuda_stops_before_building_anything(tmp_path):
+def test_mixed_precision_without_cuda_stops_before_building_anything(tmp_path, monkeypatch):
     for args in (["--tiny", "--precision", "bf16"], ["--tiny", "--precision", "fp16"], []):  # [] = paper, bf16
         result = _run(*args, "--out", str(tmp_path / "x"), timeout=60)
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert "needs a CUDA GPU" in result.stderr and "--tiny" in result.stderr
         assert not (tmp_path / "x.csv").exists()
-    # The engine itself refuses it too, naming the key to change.
-    from multivec.training.distributed import setup_runtime
+    # The engine itself refuses it too on a CPU without bf16 units, naming the key to change.
+    from multivec.training import distributed
 
-    with pytest.raises(ValueError, match=r"train.precision='bf16' needs a CUDA device"):
-        setup_runtime("cpu", "bf16")
+    monkeypatch.setattr(distributed, "cpu_bf16_units", lambda: [])
+    with pytest.raises(ValueError, match=r"train.precision='bf16' on a CPU needs bfloat16 units"):
+        distributed.setup_runtime("cpu", "bf16")
+    with pytest.raises(ValueError, match=r"train.precision='fp16' needs a CUDA device"):
+        distributed.setup_runtime("cpu", "fp16")
 
 
 class _DenseTask:

@@ -161,13 +161,45 @@ def test_best_by_dev_keeps_the_best_steps_weights(tmp_path, selection):
         (tmp_path / "model.safetensors").read_bytes()
 
 
-@pytest.mark.parametrize("precision", ["bf16", "fp16"])
-def test_mixed_precision_is_refused_on_cpu(tmp_path, precision):
-    with pytest.raises(ValueError, match=f"precision={precision!r} needs a CUDA device.*fp32"):
+@pytest.mark.parametrize("precision, message", [
+    ("fp16", "precision='fp16' needs a CUDA device.*fp32"),
+    ("bf16", "precision='bf16' on a CPU needs bfloat16 units.*this one has none.*set train.precision: fp32")])
+def test_mixed_precision_is_refused_on_a_cpu_that_cannot_run_it(tmp_path, monkeypatch, precision, message):
+    from multivec.training import distributed
+
+    monkeypatch.setattr(distributed, "cpu_bf16_units", lambda: [])  # a CPU without bf16 units (an AVX2 one)
+    with pytest.raises(ValueError, match=message):
         fit(tmp_path, config(precision=precision))
     assert not any(tmp_path.iterdir())
     with pytest.raises(ValueError, match="TrainConfig.precision='fp8'"):
         config(precision="fp8")
+
+
+def test_bf16_trains_on_a_cpu_with_bf16_units(tmp_path, monkeypatch):
+    """Opt-in CPU bf16: on a CPU that has the units (taken as present here, so the test runs anywhere; a CPU
+    without them emulates bf16, slowly but correctly) the forward pass runs under bf16 autocast and trains."""
+    from multivec.training import distributed
+
+    monkeypatch.setattr(distributed, "cpu_bf16_units", lambda: ["avx512_bf16"])
+    cfg = config(precision="bf16", max_steps=8)
+    trainer = Trainer(LinearTask(cfg), cfg, tmp_path)
+    with trainer.runtime.autocast():
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+    trainer.fit()
+    losses = [float(r["train_loss"]) for r in metrics(tmp_path) if r.get("train_loss")]
+    assert len(losses) >= 2 and all(loss == loss for loss in losses) and losses[-1] < losses[0]
+    assert (tmp_path / "model.safetensors").exists()
+
+
+def test_cpu_bf16_units_are_read_from_cpuinfo():
+    from multivec.training.distributed import cpu_bf16_units
+
+    x86 = "processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 avx512_vnni\n"
+    assert cpu_bf16_units(x86) == ["avx512_bf16"]
+    assert cpu_bf16_units("flags\t: fpu avx2 amx_bf16 amx_tile avx512_bf16\n") == ["avx512_bf16", "amx_bf16"]
+    assert cpu_bf16_units("flags\t: fpu sse2 avx2 fma\n") == []  # an AVX2 CPU: no units
+    assert cpu_bf16_units("Features\t: fp asimd bf16 i8mm\n") == ["bf16"]  # Arm
+    assert cpu_bf16_units("") == []
 
 
 def test_time_limit_fails_without_a_model_and_resumes_exactly(tmp_path):

@@ -5,6 +5,10 @@
 of each step's batches under DistributedDataParallel. ``all_gather_with_grad`` gathers a tensor from all
 ranks so that a contrastive loss (the sub-sentence encoder's SupCon loss, Chen et al. 2023 §3) sees every
 rank's embeddings while gradients still flow back to each rank's own slice.
+
+Precision: ``fp32`` everywhere; ``bf16`` autocast on a CUDA GPU that supports it, or on a CPU with bfloat16 matrix
+units (``cpu_bf16_units``: x86 ``avx512_bf16``/``amx_bf16``, Arm ``bf16``), where it is opt-in: a CPU without them
+emulates bf16 several times slower than fp32, so it is refused there; ``fp16`` (with a grad scaler) on CUDA only.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import torch
 import torch.distributed as dist
 
 PRECISIONS = ("fp32", "bf16", "fp16")
+# /proc/cpuinfo feature names of bfloat16 matrix units: x86 (AVX512-BF16, AMX-BF16) and Arm (FEAT_BF16)
+CPU_BF16_FEATURES = ("avx512_bf16", "amx_bf16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,8 @@ class Runtime:
         return self.rank == 0
 
     def autocast(self):
-        """The forward-pass context: bf16/fp16 autocast on CUDA, nothing in fp32."""
+        """The forward-pass context: bf16/fp16 autocast (on CUDA, or bf16 on a CPU with bf16 units), nothing in
+        fp32."""
         if self.precision == "fp32":
             return contextlib.nullcontext()
         dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
@@ -77,6 +84,22 @@ def resolve_device(device: str, local_rank: int = 0) -> torch.device:
     return torch.device("cuda", local_rank)
 
 
+def cpu_bf16_units(cpuinfo: str | None = None) -> list[str]:
+    """The bfloat16 matrix features (``CPU_BF16_FEATURES``) that ``cpuinfo`` (default: ``/proc/cpuinfo``) lists in
+    its ``flags`` (x86) or ``Features`` (Arm) line; ``[]`` where it lists none or cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = open("/proc/cpuinfo", encoding="utf-8").read()
+        except OSError:
+            return []
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            features = set(value.split())
+            return [f for f in CPU_BF16_FEATURES if f in features]
+    return []
+
+
 def check_precision(precision: str, device: torch.device) -> None:
     """Refuse a precision the device cannot train in, with the key to change."""
     if precision not in PRECISIONS:
@@ -84,8 +107,14 @@ def check_precision(precision: str, device: torch.device) -> None:
     if precision == "fp32":
         return
     if device.type != "cuda":
+        if precision == "bf16":
+            if cpu_bf16_units():
+                return
+            raise ValueError("train.precision='bf16' on a CPU needs bfloat16 units (x86 avx512_bf16 or amx_bf16, "
+                             f"Arm bf16) and this one has none, so training runs on {device} several times "
+                             "slower than in fp32; set train.precision: fp32")
         raise ValueError(f"train.precision={precision!r} needs a CUDA device, but training runs on {device}; "
-                         "set train.precision: fp32 (CPU mixed precision is slow and changes results)")
+                         "set train.precision: fp32 (or bf16 on a CPU with bfloat16 units)")
     if precision == "bf16" and not torch.cuda.is_bf16_supported():
         raise ValueError(f"train.precision='bf16' is not supported by {torch.cuda.get_device_name(device)}; "
                          "use train.precision: fp16 (with a grad scaler) or fp32")

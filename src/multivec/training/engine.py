@@ -85,7 +85,7 @@ class TrainConfig:
     seed: int = 0
     threads: int | None = None  # torch intra-op threads; None leaves torch's default
     device: str = "auto"  # "auto" | "cpu" | "cuda"
-    precision: str = "fp32"  # "fp32" | "bf16" (autocast) | "fp16" (autocast + GradScaler); mixed needs CUDA
+    precision: str = "fp32"  # "fp32" | "bf16" (autocast: CUDA, or a CPU with bf16 units) | "fp16" (+ GradScaler: CUDA)
     length_sorted: bool = True  # batches of similar length (the task decides how)
     dev_batch_size: int | None = None  # None: batch_size
     max_minutes: float | None = None  # safety net: a run past it FAILS (checkpoint kept); None: no limit
