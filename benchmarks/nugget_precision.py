@@ -6,8 +6,9 @@ training entry point (``multivec.nugget.training.train``) with the settings the 
 (``config/config.yaml``: ``nugget``; ``train`` + ``nugget_analysis.train``, + ``nugget_base.train`` for the
 shared r = 1 model). The trainings run side by side, one thread each, as the demo runs two training jobs on
 two cores, so a busy machine slows both alike (the CSV records the 1-minute load average before and after).
-From each run's ``metrics.csv``: dev loss against documents read and against wall seconds, and documents read
-per second; the ratio and the dev-loss difference at equal documents read are the result.
+From each run's ``metrics.csv``: dev loss against documents read and against wall seconds; from its process,
+documents read per CPU-second (set-up and dev evaluations included, as a rule's job pays them). The ratio of
+documents per CPU-second and the dev-loss difference at equal documents read are the result.
 
 bf16 pays only on a CPU with bfloat16 units (``multivec.training.distributed.cpu_bf16_units``: x86
 ``avx512_bf16``/``amx_bf16``, Arm ``bf16``); elsewhere the engine refuses it, and so does this script.
@@ -38,7 +39,9 @@ from typing import Any, Sequence
 REPO = Path(__file__).resolve().parents[1]
 PRECISIONS = ("fp32", "bf16")
 CORPORA = {"ae": "autoencoding", "mt": "translation"}
-COLUMNS = ["precision", "step", "documents_read", "dev_loss", "elapsed_s", "documents_per_s", "variant",
+CPU_FILE = "cpu_seconds.json"  # what each training process used, written by its worker
+COLUMNS = ["precision", "step", "documents_read", "dev_loss", "elapsed_s", "documents_per_s",
+           "run_cpu_seconds", "run_documents_per_cpu_s", "variant",
            "objective", "batch_size", "machine", "bf16_units", "load_1min_start", "load_1min_end"]
 
 
@@ -99,8 +102,10 @@ def worker(precision: str, spec_path: Path) -> None:
     # the rules pass the time safety net as a resource, not a setting (multivec.training.safety_net)
     train_config = TrainConfig.from_rule(settings, settings.pop("max_minutes", 0))
     out = Path(spec["out"]) / precision
-    train(NuggetConfig.from_dict(spec["model"]), train_config, spec["train_path"], spec["dev_path"], out,
-          init_from=spec["init"])
+    summary = train(NuggetConfig.from_dict(spec["model"]), train_config, spec["train_path"], spec["dev_path"], out,
+                    init_from=spec["init"])
+    # CPU-seconds of this one-thread process (set-up, training and dev evaluations): robust to other jobs
+    (out / CPU_FILE).write_text(json.dumps({"cpu_seconds": time.process_time(), "steps": summary["train_steps"]}))
 
 
 def run_side_by_side(precisions: Sequence[str], spec: dict[str, Any], work: Path) -> dict[str, Path]:
@@ -133,24 +138,28 @@ def read_curve(folder: Path, precision: str, batch_size: int) -> list[dict[str, 
                          "documents_per_s": step * batch_size / elapsed if elapsed > 0 else None})
     if not rows:
         raise BenchmarkError(f"{folder / 'metrics.csv'}: no dev evaluation was written")
+    used = json.loads((folder / CPU_FILE).read_text())
+    for row in rows:  # the whole run's CPU-seconds, on every row of its curve
+        row.update(run_cpu_seconds=used["cpu_seconds"],
+                   run_documents_per_cpu_s=used["steps"] * batch_size / used["cpu_seconds"])
     return rows
 
 
 def summary_lines(curves: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Documents per second and the last common evaluation's dev loss, each precision against fp32."""
+    """Documents per CPU-second of each run and the last common evaluation's dev loss, against fp32."""
     lines = []
     base = curves.get("fp32")
     for precision, rows in curves.items():
         last = rows[-1]
-        line = (f"{precision}: {last['documents_read']} documents in {last['elapsed_s']:.0f} s "
-                f"({last['documents_per_s']:.2f}/s), dev loss {last['dev_loss']:.4f}")
+        line = (f"{precision}: {last['documents_read']} documents in {last['run_cpu_seconds']:.0f} CPU-s "
+                f"({last['run_documents_per_cpu_s']:.2f}/CPU-s), dev loss {last['dev_loss']:.4f}")
         if base is not None and precision != "fp32":
-            common = {r["step"] for r in base} & {r["step"] for r in rows}
-            step = max(common)
+            step = max({r["step"] for r in base} & {r["step"] for r in rows})
             ours = next(r for r in rows if r["step"] == step)
             theirs = next(r for r in base if r["step"] == step)
-            line += (f"; vs fp32: {ours['documents_per_s'] / theirs['documents_per_s']:.2f}x documents/s, dev loss "
-                     f"{ours['dev_loss'] - theirs['dev_loss']:+.4f} at {ours['documents_read']} documents read")
+            line += (f"; vs fp32: {last['run_documents_per_cpu_s'] / base[-1]['run_documents_per_cpu_s']:.2f}x "
+                     f"documents per CPU-second, dev loss {ours['dev_loss'] - theirs['dev_loss']:+.4f} at "
+                     f"{ours['documents_read']} documents read")
         lines.append(line)
     return lines
 

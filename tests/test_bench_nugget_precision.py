@@ -49,15 +49,21 @@ def test_an_fp32_run_writes_the_curve_and_figure(tmp_path):
     assert [r["precision"] for r in rows] == ["fp32"] * len(rows) and len(rows) >= 2
     assert rows[-1]["step"] == "4" and int(rows[-1]["documents_read"]) == 4 * int(rows[-1]["batch_size"])
     assert all(float(r["dev_loss"]) > 0 for r in rows)
+    assert float(rows[0]["run_cpu_seconds"]) > 0 and float(rows[0]["run_documents_per_cpu_s"]) > 0
     assert out.with_suffix(".png").stat().st_size > 0
 
 
 def test_the_summary_compares_each_precision_with_fp32_at_equal_documents_read():
     bench = load_benchmark("nugget_precision")
-    curve = lambda p, loss, seconds: [{"precision": p, "step": s, "documents_read": 16 * s, "dev_loss": loss - s / 100,
-                                       "elapsed_s": seconds * s, "documents_per_s": 16 / seconds} for s in (50, 100)]
-    lines = bench.summary_lines({"fp32": curve("fp32", 3.0, 6.0), "bf16": curve("bf16", 3.01, 4.0)})
-    assert lines[1].endswith("vs fp32: 1.50x documents/s, dev loss +0.0100 at 1600 documents read")
+    def curve(precision, loss, seconds, steps):
+        return [{"precision": precision, "step": s, "documents_read": 16 * s, "dev_loss": loss - s / 100,
+                 "elapsed_s": seconds * s, "documents_per_s": 16 / seconds, "run_cpu_seconds": seconds * steps,
+                 "run_documents_per_cpu_s": 16 / seconds} for s in range(50, steps + 1, 50)]
+
+    # bf16 stopped at 100 steps, fp32 at 150: the dev losses are compared at 100, the speeds over each run
+    lines = bench.summary_lines({"fp32": curve("fp32", 3.0, 6.0, 150), "bf16": curve("bf16", 3.01, 4.0, 100)})
+    assert lines[0] == "fp32: 2400 documents in 900 CPU-s (2.67/CPU-s), dev loss 1.5000"
+    assert lines[1].endswith("vs fp32: 1.50x documents per CPU-second, dev loss +0.0100 at 1600 documents read")
 
 
 def test_what_cannot_be_measured_stops_before_training(tmp_path, monkeypatch, capsys):
