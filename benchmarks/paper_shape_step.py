@@ -47,6 +47,21 @@ assumed: MFU is left empty and ``mfu_note`` says why.
 
 bf16/fp16 without CUDA stops at once with a message and exit status 2 (the engine itself refuses mixed
 precision on a CPU).
+
+The training engine's speed levers (``train.fused_optimizer``, ``train.compile``, a larger micro-batch with
+less accumulation: the same documents per optimizer step) are flags here, and ``--variants`` runs them side by
+side on each work's one model folder, in this order: eager fp32 (the reference), eager in ``--precision``,
++ fused AdamW, + compile, + the whole step in one micro-batch. ``levers`` names each row's; ``loss_vs_reference``
+is the largest relative difference of its per-step training losses from those of the reference row that saw
+the same micro-batches (the first row of the work with the same micro-batch and accumulation); under compile
+the dropout masks come from another generator, so that difference includes dropout noise.
+``eval_loss_vs_reference`` compares the loss of the first micro-batch in eval mode (no dropout), on the same
+weights before any step: the kernels' and the precision's difference alone (bf16: about 1e-2). The CSV is rewritten
+after every row, so a run stopped by ``--budget-seconds`` (no new row starts past it) or killed keeps its
+rows. The GPU session's one command is ``benchmarks/gpu_session.sh``.
+
+    python benchmarks/paper_shape_step.py --variants --steps 5 --warmup-steps 2 --budget-seconds 480
+    python benchmarks/paper_shape_step.py --tiny --variants --out /tmp/levers_tiny    # CPU, fp32, about a minute
 """
 
 from __future__ import annotations
@@ -123,7 +138,9 @@ ATTENTION_OPS = ("attention", "bmm", "baddbmm")  # FlopCounterMode op names coun
 COLUMNS = ["work", "architecture", "scale", "device", "precision", "parameters", "trainable_parameters",
            "micro_batch", "sequence_shape", "grad_accumulation", "tokens_per_step", "warmup_steps", "timed_steps",
            "seconds_per_step", "tokens_per_s", "peak_memory_mb", "memory_measure", "model_flops_per_step",
-           "attention_flops_share", "achieved_tflops", "peak_tflops", "mfu", "mfu_note", "loss", "torch"]
+           "attention_flops_share", "achieved_tflops", "peak_tflops", "mfu", "mfu_note", "loss", "torch",
+           "levers", "loss_vs_reference", "first_batch_eval_loss", "eval_loss_vs_reference", "graphs_compiled",
+           "graph_breaks"]
 
 
 class BenchmarkError(RuntimeError):
@@ -204,6 +221,8 @@ def model_folder(folder: Path, model_class: str, config, tokenizer, seed: int) -
     import torch
     import transformers
 
+    if (folder / "config.json").exists():  # written by an earlier variant of this work: the same weights
+        return folder
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     getattr(transformers, model_class)(config).save_pretrained(str(folder))
@@ -223,6 +242,7 @@ class WorkRun:
     count_tokens: Callable[[Any], Any]  # tokens of one batch (every position a transformer stack reads)
     shape: Callable[[Any], str]  # the batch's shape, in words
     flop_rows: int | None = None  # count FLOPs on this many rows of a micro-batch (None: all of it)
+    check_eval_loss: bool = False  # --variants: the first micro-batch's loss in eval mode, before the first step
 
 
 def _train_config(section: dict, seed: int, steps: int, args, tiny: bool, **changes):
@@ -233,8 +253,18 @@ def _train_config(section: dict, seed: int, steps: int, args, tiny: bool, **chan
     if tiny:
         fields["batch_size"] = min(fields.get("batch_size", 16), TINY_SHAPES["batch_size"])
         accumulation = min(accumulation, TINY_SHAPES["max_accumulation"])
+    batch_size = fields.get("batch_size", 16)
+    if args.micro_batch:  # the same documents per optimizer step, in fewer, larger micro-batches
+        per_step = batch_size * accumulation
+        micro = per_step if args.micro_batch == "step" else int(args.micro_batch)
+        if micro < 1 or per_step % micro:
+            raise BenchmarkError(f"--micro-batch {args.micro_batch}: a step of {per_step} documents "
+                                 f"({batch_size} x {accumulation} accumulation) does not split into micro-batches "
+                                 f"of {micro}")
+        batch_size, accumulation = micro, per_step // micro
     fields.update(seed=seed, max_steps=steps, eval_every=steps, checkpoint_every=steps, warmup_steps=0,
-                  grad_accumulation=accumulation, device=args.device, precision=args.precision,
+                  batch_size=batch_size, grad_accumulation=accumulation, device=args.device,
+                  precision=args.precision, fused_optimizer=args.fused_adamw, compile=args.compile,
                   threads=args.threads if args.threads else (1 if tiny else fields.get("threads")),
                   max_minutes=None, dev_batch_size=None, **changes)
     return TrainConfig(**fields)
@@ -387,12 +417,14 @@ def _timed_task_class():
             self.throughput_unit = inner.throughput_unit
             self.find_unused_parameters = inner.find_unused_parameters
             self.calls, self.starts, self.ends, self.tokens, self.losses, self.shapes = 0, [], [], [], [], []
+            self.first_eval_loss = None  # the first micro-batch's loss in eval mode (no dropout), before any step
 
         @property
         def loss_terms(self):  # the parts of the loss the wrapped task reports (metrics.csv columns)
             return self.inner.loss_terms
 
         def setup(self, out_dir, runtime, resuming):
+            self.runtime = runtime
             self.inner.setup(out_dir, runtime, resuming)
             self.model = self.inner.model
             self.find_unused_parameters = self.inner.find_unused_parameters
@@ -411,9 +443,26 @@ def _timed_task_class():
                 self.losses.append([])
             self.calls += 1
             batch = self.inner.make_batch(spec, generator)
+            if self.first_eval_loss is None and self.run.check_eval_loss:
+                self.first_eval_loss = self._eval_loss(batch)
+                _synchronize()
+                self.starts[-1] = time.perf_counter()  # the check is not part of the step
             self.tokens[-1].append(self.run.count_tokens(batch))  # a tensor: read after the run, no sync here
             self.shapes.append(self.run.shape(batch))
             return batch
+
+        def _eval_loss(self, batch) -> float:
+            """The loss of ``batch`` without dropout and without a step: what the levers' kernels compute on the
+            same weights (a compiled model draws its dropout masks from its own generator, so training losses
+            under compile differ from eager ones by the dropout noise; this does not)."""
+            import torch
+
+            self.model.eval()
+            try:
+                with torch.no_grad(), self.runtime.autocast():
+                    return float(self.inner.loss(self.model, batch)[0])
+            finally:
+                self.model.train()
 
         def loss(self, module, batch):
             value, *rest = self.inner.loss(module, batch)  # (loss, count) or (loss, count, terms)
@@ -559,38 +608,88 @@ def device_label(device) -> str:
     return f"cpu: {name}, {torch.get_num_threads()} thread(s)"
 
 
-def run_work(name: str, config: dict, tokenizer, workdir: Path, args) -> dict:
-    """Build one work at its (paper or tiny) shape, train warm-up + timed steps through the engine, measure."""
+def levers_label(args) -> str:
+    """The row's levers in words: precision, then each lever on."""
+    parts = [args.precision if args.precision != "fp32" else "fp32", "eager" if not args.compile else "compile"]
+    if args.fused_adamw:
+        parts.append("fused AdamW")
+    if args.micro_batch:
+        parts.append("whole step in one micro-batch" if args.micro_batch == "step" else f"micro-batch {args.micro_batch}")
+    return ", ".join(parts)
+
+
+def variant_arguments(args) -> list:
+    """``--variants``: the argument sets run side by side on each work (module doc), reference first."""
+    base = dict(compile=False, fused_adamw=False, micro_batch=None)
+    settings = [dict(base, precision="fp32"), dict(base, precision=args.precision),
+                dict(base, precision=args.precision, fused_adamw=True),
+                dict(base, precision=args.precision, fused_adamw=True, compile=True),
+                dict(base, precision=args.precision, fused_adamw=True, compile=True, micro_batch="step")]
+    if args.precision == "fp32":  # --tiny: the reference and the eager row are one row
+        settings = settings[1:]
+    variants = []
+    for changes in settings:
+        variant = copy.copy(args)
+        for key, value in changes.items():
+            setattr(variant, key, value)
+        variants.append(variant)
+    return variants
+
+
+def _shown(value) -> str:
+    return "-" if value == "" else f"{value:.3g}"
+
+
+def relative_loss_difference(losses: list[float], reference: list[float]) -> float:
+    """max over the steps both ran of |loss - reference| / |reference|."""
+    pairs = list(zip(losses, reference))
+    return max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs) if pairs else float("nan")
+
+
+def run_work(name: str, config: dict, tokenizer, workdir: Path, args, run_dir: Path | None = None,
+             flops: tuple[float, float] | None = None) -> dict:
+    """Build one work at its (paper or tiny) shape, train warm-up + timed steps through the engine, measure.
+    ``flops``: the work's (FLOPs per step, attention share) counted by an earlier row of the same documents
+    per step (the levers change the kernels, not the model FLOPs); None counts them here (eagerly)."""
     import torch
+    from torch._dynamo.utils import counters
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     from multivec.training.distributed import resolve_device
     from multivec.training.engine import Trainer
 
+    if flops is None and args.compile:
+        raise BenchmarkError("--compile: model FLOPs are counted on an eager run (FlopCounterMode does not see "
+                             "inside compiled graphs); use --variants, whose eager rows count them")
     steps = args.warmup_steps + args.steps
     device = resolve_device(args.device)
     run = BUILDERS[name](config, tokenizer, workdir, args, steps)  # writes the random model folder
+    run.check_eval_loss = bool(getattr(args, "variants", False))
     _reset_peak_memory(device)  # the peak covers the task's set-up (loading the folder) and the steps
     timed = _timed_task_class()(run.task, run)
+    counters.clear()  # dynamo's: graphs compiled and graph breaks of this row
     hook = register_optimizer_step_post_hook(timed.step_ended)
     try:
-        trainer = Trainer(timed, run.train, workdir / f"{name}_run")
+        trainer = Trainer(timed, run.train, run_dir or workdir / f"{name}_run")
         trainer.fit()
     finally:
         hook.remove()
     peak_mb, memory_measure = _peak_memory(trainer.runtime.device)
+    compiled_graphs = int(counters["stats"]["unique_graphs"])
+    graph_breaks = int(sum(counters["graph_break"].values()))
     if len(timed.ends) != steps or len(timed.starts) != steps:
         raise BenchmarkError(f"{name}: {len(timed.ends)} optimizer steps ended for {steps} started (an fp16 step "
                              "skipped for inf/NaN gradients?)")
     seconds = [end - start for start, end in zip(timed.starts[args.warmup_steps:], timed.ends[args.warmup_steps:])]
     tokens = [sum(int(n) for n in step) for step in timed.tokens[args.warmup_steps:]]
     per_step = sum(seconds) / len(seconds)
-    flops, attention_share = count_flops(run.task, run, trainer.runtime)
+    flops, attention_share = flops or count_flops(run.task, run, trainer.runtime)
     label = device_label(trainer.runtime.device)
     peak, note = peak_tflops(label, run.train.precision, args.peak_tflops)
     achieved = flops / per_step / 1e12
     model = run.task.model
     last_losses = [float(value) for value in timed.losses[-1]]
+    step_losses = [sum(float(v) for v in step) / len(step) for step in timed.losses]
     return {
         "work": name, "architecture": run.architecture, "scale": "tiny" if args.tiny else "paper", "device": label,
         "precision": run.train.precision, "parameters": sum(p.numel() for p in model.parameters()),
@@ -602,6 +701,10 @@ def run_work(name: str, config: dict, tokenizer, workdir: Path, args) -> dict:
         "model_flops_per_step": flops, "attention_flops_share": attention_share, "achieved_tflops": achieved,
         "peak_tflops": peak if peak else "", "mfu": achieved / peak if peak else "",
         "mfu_note": note, "loss": sum(last_losses) / len(last_losses), "torch": torch.__version__,
+        "levers": levers_label(args), "loss_vs_reference": "",
+        "first_batch_eval_loss": timed.first_eval_loss if timed.first_eval_loss is not None else "",
+        "eval_loss_vs_reference": "", "graphs_compiled": compiled_graphs, "graph_breaks": graph_breaks,
+        "_step_losses": step_losses, "_flops": (flops, attention_share),
     }
 
 
@@ -613,7 +716,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: (f"{v:.5g}" if isinstance(v, float) and math.isfinite(v) else v)
-                             for k, v in row.items()})
+                             for k, v in row.items() if not k.startswith("_")})
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -623,8 +726,10 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    names = [r["work"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    one_setting = len({r["levers"] for r in rows}) == 1
+    names = [r["work"] if one_setting else f"{r['work']}: {r['levers']}" for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8) if one_setting else (13, 1.2 + 0.45 * len(rows)),
+                                      sharey=not one_setting)  # one set of long row labels, on the left
     bars = left.barh(names, [r["tokens_per_s"] for r in rows], color="tab:blue")
     for bar, row in zip(bars, rows):
         mfu = f", MFU {row['mfu']:.1%}" if row["mfu"] != "" else ""
@@ -639,7 +744,8 @@ def plot(rows: list[dict], path: Path) -> None:
                        va="center", fontsize=8)
     right.set_xlabel(f"peak memory, GiB ({rows[0]['memory_measure'].split(' (')[0]})")
     right.margins(x=0.25)
-    fig.suptitle(f"{rows[0]['scale']} shapes, {rows[0]['precision']}, {rows[0]['device']}", fontsize=9)
+    precision = rows[0]["precision"] if one_setting else "levers side by side"
+    fig.suptitle(f"{rows[0]['scale']} shapes, {precision}, {rows[0]['device']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -663,6 +769,15 @@ def parse_args(argv=None):
                         help="tokenizer whose ids the texts use (a folder, or 'minilm': the offline MiniLM package); "
                              "only its files are read, so a GPU machine without that package can take a copy")
     parser.add_argument("--keep", action="store_true", help="keep the model folders and checkpoints (temp dir)")
+    parser.add_argument("--fused-adamw", action="store_true", help="train.fused_optimizer: AdamW's fused kernel")
+    parser.add_argument("--compile", action="store_true", help="train.compile: torch.compile each repeated block")
+    parser.add_argument("--micro-batch", default=None,
+                        help="documents per micro-batch, the step's documents unchanged (accumulation adjusts); "
+                             "'step': the whole step in one micro-batch")
+    parser.add_argument("--variants", action="store_true",
+                        help="run the levers side by side on each work (module doc); the flags above are ignored")
+    parser.add_argument("--budget-seconds", type=float, default=None,
+                        help="start no new row after this many seconds (the rows done are written)")
     args = parser.parse_args(argv)
     args.precision = args.precision or ("fp32" if args.tiny else "bf16")
     args.device = args.device or ("cpu" if args.tiny else "cuda")
@@ -670,6 +785,8 @@ def parse_args(argv=None):
     args.out = args.out or (OUT.with_name(OUT.name + "_tiny") if args.tiny else OUT)
     if args.warmup_steps < 0 or args.steps < 1:
         parser.error("--warmup-steps must be >= 0 and --steps >= 1")
+    if args.micro_batch not in (None, "step") and not args.micro_batch.isdigit():
+        parser.error("--micro-batch takes a number of documents or 'step'")
     return args
 
 
@@ -687,17 +804,40 @@ def main(argv=None) -> int:
     config = copy.deepcopy(paper_config())
     tokenizer = load_tokenizer(args.tokenizer)
     rows = []
+    csv_path, png_path = args.out.with_suffix(".csv"), args.out.with_suffix(".png")
     workdir = Path(tempfile.mkdtemp(prefix="paper_shape_step_"))
+    began = time.perf_counter()
     try:
         for name in args.works:
-            started = time.perf_counter()
-            rows.append(run_work(name, config, tokenizer, workdir / name, args))
+            references: dict[tuple, list[float]] = {}  # (micro-batch, accumulation) -> the first row's losses
+            flops = None
+            for index, variant in enumerate(variant_arguments(args) if args.variants else [args]):
+                if args.budget_seconds is not None and time.perf_counter() - began > args.budget_seconds:
+                    print(f"{name}: {levers_label(variant)} not run: past --budget-seconds "
+                          f"{args.budget_seconds:g}", flush=True)
+                    continue
+                started = time.perf_counter()
+                row = run_work(name, config, tokenizer, workdir / name, variant, workdir / name / f"run{index}",
+                               flops)
+                shutil.rmtree(workdir / name / f"run{index}", ignore_errors=True)  # its checkpoint
+                flops = row["_flops"]
+                key = (row["micro_batch"], row["grad_accumulation"])
+                if key in references:
+                    losses, eval_loss = references[key]
+                    row["loss_vs_reference"] = relative_loss_difference(row["_step_losses"], losses)
+                    row["eval_loss_vs_reference"] = relative_loss_difference([row["first_batch_eval_loss"]],
+                                                                             [eval_loss])
+                else:
+                    references[key] = (row["_step_losses"], row["first_batch_eval_loss"])
+                rows.append(row)
+                write_csv(rows, csv_path)  # after every row: a stopped run keeps what it measured
+                print(f"{name} [{row['levers']}]: {row['tokens_per_s']:,.0f} tokens/s, {row['seconds_per_step']:.3g} "
+                      f"s/step, peak {row['peak_memory_mb']:,.0f} MB, loss {row['loss']:.4g}, MFU {_shown(row['mfu'])}"
+                      f", loss vs reference {_shown(row['loss_vs_reference'])} (eval mode, first micro-batch: "
+                      f"{_shown(row['eval_loss_vs_reference'])}), {row['graphs_compiled']} graphs compiled, "
+                      f"{row['graph_breaks']} graph breaks ({time.perf_counter() - started:.1f} s in all)", flush=True)
             if not args.keep:
                 shutil.rmtree(workdir / name, ignore_errors=True)
-            row = rows[-1]
-            print(f"{name}: {row['tokens_per_s']:,.0f} tokens/s, {row['seconds_per_step']:.3g} s/step, peak "
-                  f"{row['peak_memory_mb']:,.0f} MB, loss {row['loss']:.4g}, MFU {row['mfu'] or '-'} "
-                  f"({time.perf_counter() - started:.1f} s in all)", flush=True)
     except BenchmarkError as error:
         print(f"paper_shape_step: {error}", file=sys.stderr)
         return 2
@@ -706,8 +846,9 @@ def main(argv=None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
         else:
             print(f"kept {workdir}")
-    csv_path, png_path = args.out.with_suffix(".csv"), args.out.with_suffix(".png")
-    write_csv(rows, csv_path)
+    if not rows:
+        print("paper_shape_step: no row ran inside --budget-seconds", file=sys.stderr)
+        return 2
     plot(rows, png_path)
     print(f"wrote {csv_path} and {png_path}")
     return 0

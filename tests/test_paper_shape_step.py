@@ -161,3 +161,50 @@ def test_nugget_is_the_model_the_workflow_trains():
     from multivec.nugget.configuration import NuggetConfig
 
     NuggetConfig.from_dict({**settings, "encoder": "tiny-random-mbart"})  # a valid model config
+
+
+def test_variants_put_the_engines_levers_side_by_side(tmp_path):
+    """--variants at tiny scale on the CPU (fp32): eager, + fused AdamW, + compile, + the whole step in one
+    micro-batch, on one model folder per work. The checks the GPU run's rows are read with: the fused kernel and
+    the compiled blocks give the eager loss on the same micro-batch without dropout, compile compiled whole
+    blocks (no graph break) and the model FLOPs are the eager row's."""
+    result = _run("--tiny", "--variants", "--works", "nugget", "subencoder", "--out", str(tmp_path / "levers"),
+                  timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table = pd.read_csv(tmp_path / "levers.csv")
+    assert list(table["levers"]) == 2 * ["fp32, eager", "fp32, eager, fused AdamW", "fp32, compile, fused AdamW",
+                                         "fp32, compile, fused AdamW, whole step in one micro-batch"]
+    for work, rows in table.groupby("work", sort=False):
+        first, fused, compiled, whole = (rows.iloc[i] for i in range(4))
+        assert math.isnan(first["loss_vs_reference"])  # the reference of its micro-batches
+        assert fused["loss_vs_reference"] == 0  # fused AdamW: the same updates here
+        assert compiled["eval_loss_vs_reference"] < 1e-5  # kernels alone, no dropout: fp32 agreement
+        assert (rows["graph_breaks"] == 0).all()
+        assert rows["model_flops_per_step"].nunique() == 1  # counted once, eagerly
+        assert whole["tokens_per_step"] == first["tokens_per_step"]  # the same documents per step
+        assert whole["grad_accumulation"] == 1 and whole["micro_batch"] == first["micro_batch"] * first["grad_accumulation"]
+    nugget = table[table["work"] == "nugget"]
+    assert nugget.iloc[2]["graphs_compiled"] > 0  # its layers compiled (the first compiled row of the run)
+    assert (tmp_path / "levers.png").stat().st_size > 0
+
+
+def test_bad_lever_requests_stop_with_a_message(tmp_path):
+    result = _run("--tiny", "--works", "nugget", "--micro-batch", "3", "--out", str(tmp_path / "x"), timeout=120)
+    assert result.returncode == 2 and "--micro-batch 3: a step of 8 documents" in result.stderr
+    result = _run("--tiny", "--works", "nugget", "--compile", "--out", str(tmp_path / "x"), timeout=120)
+    assert result.returncode == 2 and "use --variants" in result.stderr
+    result = _run("--tiny", "--micro-batch", "many", "--out", str(tmp_path / "x"), timeout=60)
+    assert result.returncode == 2 and "--micro-batch takes a number" in result.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_the_gpu_session_script_refuses_without_its_prepared_files(tmp_path):
+    """benchmarks/gpu_session.sh runs on the GPU machine from a copy of the tree: without the .device/ folder
+    its --prepare writes here (wheels the GPU image lacks, the tokenizer), it stops and says what to run."""
+    copy = tmp_path / "tree"
+    (copy / "benchmarks").mkdir(parents=True)
+    (copy / "benchmarks" / "gpu_session.sh").write_text((REPO / "benchmarks" / "gpu_session.sh").read_text())
+    result = subprocess.run(["bash", str(copy / "benchmarks" / "gpu_session.sh")], capture_output=True, text=True,
+                            timeout=60, env=dict(os.environ, OUT=str(tmp_path / "out")))
+    assert result.returncode == 2 and "--prepare" in result.stderr and not (tmp_path / "out").exists()
+    assert "/.device/" in (REPO / ".gitignore").read_text().splitlines()  # what --prepare writes stays untracked

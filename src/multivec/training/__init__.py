@@ -7,7 +7,8 @@ Modules:
 - ``safety_net``: how a Snakemake rule carries the time safety net (a resource, so raising it resumes);
 - ``checkpoint``: atomic checkpoints, safe (``weights_only``) loading, RNG states, the same-run check;
 - ``distributed``: device/precision/torchrun set-up (``Runtime``) and ``all_gather_with_grad``;
-- ``metrics``: ``metrics.csv``.
+- ``metrics``: ``metrics.csv``;
+- ``compilation``: ``train.compile``'s regional compilation (``torch.compile`` on each repeated block).
 
 Names load on first use (PEP 562): the workflow imports ``safety_net`` while it parses, and torch would
 otherwise cost every Snakemake start.

@@ -10,6 +10,10 @@ accumulation and clipping, bf16/fp16 autocast (fp16 with a GradScaler), DDP unde
 ``metrics.csv``, progress, atomic checkpoints and exact resumption (on CPU a killed and resumed run ends
 byte-identical to an uninterrupted one), and a wall-clock safety net that fails loudly.
 
+Speed levers for GPUs, off by default: ``fused_optimizer`` (AdamW's fused kernel) and ``compile``
+(``torch.compile`` on each repeated block, ``training.compilation``); and no host synchronisation inside a
+step: the micro-batches' losses are read once the optimizer has stepped.
+
 Random numbers: every draw of training comes from torch. The batch order is ``seeded_generator(seed, "epoch",
 e)`` (``training.batching``), a batch's noise (TSDAE deletion) draws from the ``seeded_generator(seed,
 "step", s, micro)`` passed to ``make_batch``, the random nugget selector from a torch generator seeded by
@@ -64,8 +68,9 @@ log = logging.getLogger(__name__)
 SUMMARY_FILE = "training_summary.json"
 WEIGHTS_FILE = ckpt.WEIGHTS_FILE
 SCHEDULES = ("linear", "cosine", "constant")
-# Train-config keys that may change when a run is resumed: they do not change the arithmetic.
-RESUMABLE_CHANGES = {"max_minutes", "threads", "device"}
+# Train-config keys that may change when a run is resumed: they do not change the arithmetic (the device and
+# the kernels may round differently, as they do between machines).
+RESUMABLE_CHANGES = {"max_minutes", "threads", "device", "fused_optimizer", "compile"}
 KILL_AFTER_STEP_ENV = "MULTIVEC_KILL_AFTER_STEP"  # test hook (module docstring)
 
 
@@ -90,6 +95,9 @@ class TrainConfig:
     dev_batch_size: int | None = None  # None: batch_size
     max_minutes: float | None = None  # safety net: a run past it FAILS (checkpoint kept); None: no limit
     eval_at_start: bool = False  # also evaluate before the first step (a metrics row at step 0)
+    # Speed levers for GPUs, off by default (the demo's CPU results stay those of eager, unfused kernels):
+    fused_optimizer: bool = False  # AdamW's fused kernel (torch.optim.AdamW(fused=True)): one launch per step
+    compile: bool = False  # torch.compile each repeated block in place (multivec.training.compilation)
 
     def __post_init__(self) -> None:
         for key in ("max_steps", "batch_size", "eval_every", "checkpoint_every", "grad_accumulation"):
@@ -177,7 +185,8 @@ def make_optimizer(groups: Sequence[dict[str, Any]], cfg: TrainConfig) -> torch.
                                      "weight_decay": cfg.weight_decay if decayed else 0.0})
     if not param_groups:
         raise ValueError("the model has no trainable parameters")
-    return torch.optim.AdamW(param_groups)
+    # fused=None (not False): torch's default implementation choice, as before the option existed
+    return torch.optim.AdamW(param_groups, fused=True if cfg.fused_optimizer else None)
 
 
 def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig) -> torch.optim.lr_scheduler.LambdaLR:
@@ -345,6 +354,10 @@ class Trainer:
         checkpoint = ckpt.latest_checkpoint(out)
         task.setup(out, rt, resuming=checkpoint is not None)
         model = task.model.to(rt.device)
+        if cfg.compile:
+            from multivec.training.compilation import compile_repeated_blocks
+
+            compile_repeated_blocks(model)
         base = task.run_config()
         run_config = {**base, "train": cfg.to_dict(),
                       "derived": {**base.get("derived", {}), "world_size": rt.world_size, "device": str(rt.device),
@@ -408,7 +421,9 @@ class Trainer:
 
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            loss_sum, count = 0.0, 0
+            # Losses, counts and terms stay tensors until the step ends: reading one (float, int) waits for the
+            # device, which would stall a GPU between micro-batches.
+            micro_losses, micro_counts, micro_terms = [], [], []
             for micro, spec in enumerate(specs):
                 batch = task.make_batch(spec, seeded_generator(cfg.seed, "step", state["step"], micro))
                 last_micro = micro == len(specs) - 1
@@ -417,20 +432,26 @@ class Trainer:
                     with rt.autocast():
                         loss, n, *terms = task.loss(module, batch)
                     scaler.scale(loss / cfg.grad_accumulation).backward()
-                loss_sum += float(loss.detach())
-                count += int(n)
-                for term, value in (terms[0] if terms else {}).items():
+                micro_losses.append(loss.detach())
+                micro_counts.append(n)
+                micro_terms.append(terms[0] if terms else {})
+                for term in micro_terms[-1]:
                     if term not in task.loss_terms:
                         raise KeyError(f"{type(task).__name__}.loss reported term {term!r}, not one of its "
                                        f"loss_terms {task.loss_terms}")
-                    total, seen = state["window_terms"].get(term, (0.0, 0))
-                    state["window_terms"][term] = (total + float(value), seen + 1)
             if cfg.grad_clip:
                 scaler.unscale_(optimizer)
                 torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)
             scaler.step(optimizer)
             scaler.update()
             scheduler.step()
+            loss_sum, count = 0.0, 0  # summed in micro-batch order, as Python floats: the same bytes as before
+            for loss, n, micro_term in zip(micro_losses, micro_counts, micro_terms):
+                loss_sum += float(loss)
+                count += int(n)
+                for term, value in micro_term.items():
+                    total, seen = state["window_terms"].get(term, (0.0, 0))
+                    state["window_terms"][term] = (total + float(value), seen + 1)
             loss_sum, count = rt.sum_over_ranks(loss_sum, count)  # every rank sees the same loss: all stop together
             loss_value = loss_sum / per_step
             if not math.isfinite(loss_value):
