@@ -610,7 +610,7 @@ def device_label(device) -> str:
 
 def levers_label(args) -> str:
     """The row's levers in words: precision, then each lever on."""
-    parts = [args.precision if args.precision != "fp32" else "fp32", "eager" if not args.compile else "compile"]
+    parts = [args.precision, "compile" if args.compile else "eager"]
     if args.fused_adamw:
         parts.append("fused AdamW")
     if args.micro_batch:
@@ -809,7 +809,8 @@ def main(argv=None) -> int:
     began = time.perf_counter()
     try:
         for name in args.works:
-            references: dict[tuple, list[float]] = {}  # (micro-batch, accumulation) -> the first row's losses
+            # (micro-batch, accumulation) -> the first such row's (per-step losses, eval-mode first-batch loss)
+            references: dict[tuple[int, int], tuple[list[float], float]] = {}
             flops = None
             for index, variant in enumerate(variant_arguments(args) if args.variants else [args]):
                 if args.budget_seconds is not None and time.perf_counter() - began > args.budget_seconds:
