@@ -177,7 +177,9 @@ def test_variants_put_the_engines_levers_side_by_side(tmp_path):
     for work, rows in table.groupby("work", sort=False):
         first, fused, compiled, whole = (rows.iloc[i] for i in range(4))
         assert math.isnan(first["loss_vs_reference"])  # the reference of its micro-batches
-        assert fused["loss_vs_reference"] == 0  # fused AdamW: the same updates here
+        # fused AdamW: the same updates up to fp32 rounding (equal on an AVX2 CPU; 1.6e-7 apart on an AVX-512
+        # one, whose fused kernel vectorises the update differently)
+        assert fused["loss_vs_reference"] < 1e-6
         assert compiled["eval_loss_vs_reference"] < 1e-5  # kernels alone, no dropout: fp32 agreement
         assert (rows["graph_breaks"] == 0).all()
         assert rows["model_flops_per_step"].nunique() == 1  # counted once, eagerly
