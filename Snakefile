@@ -70,6 +70,7 @@ localrules:
     distill_loss_curves,
     distill_geometry,
     distill_imdb_table,
+    representation_matrix,
     nugget_fig4,
     nugget_fig5_shares,
     nugget_fig7_8_gain_bins,
@@ -90,6 +91,7 @@ report: "workflow/report/workflow.rst"
 
 include: "rules/statistics_common.smk"
 include: "rules/common.smk"
+include: "rules/committed_inputs.smk"
 include: "rules/data.smk"
 include: "rules/nugget.smk"
 include: "rules/nugget_ablation_common.smk"
@@ -107,6 +109,7 @@ include: "rules/distill_teachers.smk"
 include: "rules/distill_common.smk"
 include: "rules/distill.smk"
 include: "rules/distill_paper_tasks.smk"
+include: "rules/representations.smk"
 # The exports of the trained models and the rankings (target `exports` below; not part of `all`).
 include: "rules/interop.smk"
 # After every work: each has registered its statistics tables (rules/statistics_common.smk).
@@ -132,6 +135,8 @@ NUGGET_TARGETS = [
     "results/nugget_fig5_selected_tokens.csv",
     "results/nugget_fig5_shares.csv",
     "results/nugget_fig7_8_gain_bins.csv",
+    # the same exposures without the position term, where the AE decoder's memory carries one (the demo's)
+    *(["results/nugget_fig7_8_vectors_only_gain_bins.csv"] if GAIN_VECTORS_ONLY else []),
     "results/nugget_fig6_highlight.html",
     *expand("results/nugget_fig7_probability_gain.{ext}", ext=["csv", "png"]),
     *expand("results/nugget_fig8_probability_gain_lengths.{ext}", ext=["csv", "png"]),
@@ -145,6 +150,8 @@ DISTILL_TARGETS = [
     *(["results/distill_geometry.csv"] if distill_geometry_tasks() else []),
     *DISTILL_PAPER_TARGETS,  # paper scale only (distill.paper_tasks.enabled): results/distill_imdb.{csv,md}
 ]
+# Every representation of the three works against every task (rules/representations.smk).
+REPRESENTATION_TARGETS = expand("results/representations.{ext}", ext=["csv", "md", "png"])
 
 
 rule all:
@@ -154,6 +161,7 @@ rule all:
         "results/claims.csv",
         SUBENCODER_TARGETS,
         DISTILL_TARGETS,
+        REPRESENTATION_TARGETS,
         RULE_BENCHMARK_OUTPUTS,  # runtime and memory per rule, after every other target above
 
 
@@ -173,6 +181,12 @@ rule distill:
     """Document embedding by distillation (Burian 2023): teachers, students, loss curves, geometry, IMDB (paper)."""
     input:
         DISTILL_TARGETS,
+
+
+rule representations:
+    """Every representation (BM25, pooling, NUGGET, TSDAE, the students and teachers, the SubEncoder) on every task."""
+    input:
+        REPRESENTATION_TARGETS,
 
 
 rule nugget_claims:

@@ -1,16 +1,18 @@
-# Paper claims with computed verdicts (issue 17; src/multivec/statistics/claims.py): every claim is
+# Paper claims with computed verdicts (src/multivec/statistics/claims.py): every claim is
 # evaluated on the per-unit scores of the claim seeds (statistics.seeds.claims); see rules/claims_common.smk.
 # Each work's claims are evaluated on their own, so that rebuilding one work's claims trains only that work's
 # models; `claims` joins them.
 
 
 rule claims_of_work:
-    # One row per claim of one work: the paper's numbers, ours with CIs over the claim seeds, the verdict.
+    # One row per claim of one work: the paper's numbers, ours with CIs over the claim seeds, the verdict and the
+    # sub-test that decided it; and one row per sub-test of every evaluated claim (<work>_comparisons.csv).
     input:
         unpack(claims_units),
         claims_file=claims_file(),
     output:
-        "results/claims/{work}.csv",
+        csv="results/claims/{work}.csv",
+        comparisons="results/claims/{work}_comparisons.csv",
     params:
         tables=claims_tables,
         not_built=claims_not_built(),
@@ -31,13 +33,15 @@ rule claims_of_work:
 
 
 rule claims:
-    # Every work's claims in the claims file's order, with the Markdown page.
+    # Every work's claims in the claims file's order, with the Markdown page, and every sub-test behind them.
     input:
         works=expand("results/claims/{work}.csv", work=CLAIM_WORKS),
+        comparisons=expand("results/claims/{work}_comparisons.csv", work=CLAIM_WORKS),
         claims_file=claims_file(),
     output:
         csv=report("results/claims.csv", caption="../workflow/report/claims.rst", category="Claims"),
         md=report("results/claims.md", caption="../workflow/report/claims.rst", category="Claims"),
+        comparisons=report("results/claims_comparisons.csv", caption="../workflow/report/claims.rst", category="Claims"),
     params:
         works=CLAIM_WORKS,
         statistics=claims_params(),

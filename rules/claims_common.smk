@@ -3,12 +3,15 @@
 # run here, naming it. Included after every work's rules, so that every table is registered. The logic is
 # multivec.statistics.workflow_tables and claims_file; these bindings bind it to the config.
 
+from multivec.statistics.claims_file import check_claim_origins as _check_claim_origins
 from multivec.statistics.claims_file import check_claims as _check_claims
 from multivec.statistics.claims_file import claim_works as _claim_works
 from multivec.statistics.claims_file import load_claims as _load_claims
 from multivec.rules.paper_settings import differences as _paper_setting_differences
 
+# load_claims refuses a margin, delta or level without its source; every claim states its origin (paper | ours).
 CLAIMS = _load_claims(claims_file())
+_check_claim_origins(CLAIMS, where=STATS["claims_file"])
 _check_claims(CLAIMS, STAT_TABLES, skipped_claims(), where=STATS["claims_file"])
 # The works whose claims results/claims/<work>.csv evaluates, in the claims file's order.
 CLAIM_WORKS = _claim_works(CLAIMS)

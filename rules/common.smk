@@ -28,7 +28,7 @@ from multivec.rules.paths import (ARCHIVES, GENSIM_ENWIKI, REGISTERED_SOURCES, S
 from multivec.nugget import zoo as _zoo  # the zoo's variants (rules/nugget.smk: _zoo.BASE_VARIANT)
 from multivec.rules.nugget_zoo import ZOO_VARIANT_PATTERN, NuggetZoo, zoo_files
 from multivec.rules.nugget_table2 import Table2Runs, parse_run
-from multivec.rules.nugget_figures import GAIN_FILE, NuggetFigures
+from multivec.rules.nugget_figures import GAIN_FILE, GAIN_FILE_VECTORS_ONLY, NuggetFigures
 
 # Fails before any job, naming the key, when the configured mirror does not exist. A
 # relative mirror path is resolved against the directory snakemake was started from (not

@@ -135,10 +135,31 @@ rule units_distill_table:
         "../workflow/scripts/distill_units.py"
 
 
+rule distill_frozen_check:
+    # The sanity row (heads trained on a frozen backbone) must embed exactly as the untrained student, vector by
+    # vector; the record is committed, so that the table re-renders without the embeddings.
+    input:
+        distill_entry_folders(frozen_check_entries(distill_table_entries("tables"))),
+    output:
+        "results/distill_frozen_check.json",
+    params:
+        entries=frozen_check_entries(distill_table_entries("tables")),
+        tasks=distill_tasks(),
+    log:
+        "logs/distill/frozen_check.log",
+    benchmark:
+        "benchmarks/rules/distill/frozen_check.tsv"
+    conda:
+        "../envs/train.yaml"
+    script:
+        "../workflow/scripts/distill_frozen_check.py"
+
+
 rule distill_table:
     input:
-        embeddings=distill_entry_folders(distill_table_entries("tables")),
-        summaries=[e["summary"] for e in distill_table_entries("tables") if "summary" in e],
+        # each embeddings folder's meta.json and each training summary, as committed copies
+        committed=committed_entry_files(distill_table_entries("tables")),
+        frozen_check="results/distill_frozen_check.json",
         units=units_path("distill_table", "tables"),
         claims=claims_file(),
     output:
@@ -149,7 +170,7 @@ rule distill_table:
         tests=tests_report("results/distill_table_tests.csv", "Distillation"),
     params:
         action="table",
-        entries=distill_table_entries("tables"),
+        entries=committed_entries(distill_table_entries("tables")),
         tasks=distill_tasks(),
         statistics=statistics_params(),
         comparisons=table_comparisons("distill_table"),

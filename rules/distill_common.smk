@@ -3,7 +3,8 @@
 # teachers' embeddings folders are its interface with rules/distill_teachers.smk).
 from multivec.rules.distill_students import (DISTILL_DOCUMENTS, DISTILL_RUN_PATTERN, DISTILL_STUDENT_EMBEDDINGS,
                                                 DISTILL_STUDENT_MODEL, DISTILL_UNTRAINED_EMBEDDINGS, DistillStudents,
-                                                distill_entry_folders)
+                                                committed_entries, committed_entry_files, distill_entry_folders,
+                                                frozen_check_entries)
 
 DISTILL_STUDENTS = DistillStudents(config, DISTILL_TEACHERS, SEED_SETS)
 DISTILL_GEOMETRY = DISTILL_STUDENTS.geometry

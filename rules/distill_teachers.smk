@@ -79,7 +79,7 @@ rule structural_teacher_embeddings:
         settings=DISTILL["structural_teacher"],
     wildcard_constraints:
         model="|".join(map(re.escape, SBERT_MODELS)),
-        split="|".join(DISTILL_SPLITS),
+        split="|".join([*DISTILL_SPLITS, PROPSEGMENT_SPLIT]),  # PropSegment: the representation matrix
     log:
         "logs/distill/sbert_{model}/{split}.log",
     benchmark:
@@ -175,8 +175,7 @@ rule units_distill_teachers:
 
 rule distill_teachers_table:
     input:
-        embeddings=[folder for _, _, folders in distill_teachers() for folder in folders.values()],
-        gold=[f"data/built/distill/eval_{t}" for t in DISTILL_TASKS],
+        metas=committed_teacher_metas(),  # each embeddings folder's meta.json, committed
         units=units_path("distill_teachers", "tables"),
         claims=claims_file(),
     output:
@@ -186,7 +185,7 @@ rule distill_teachers_table:
                   category="Distillation"),
         tests=tests_report("results/distill_teachers_tests.csv", "Distillation"),
     params:
-        teachers=distill_teachers(),
+        teachers=committed_teachers(),
         tasks=DISTILL_TASKS,
         statistics=statistics_params(),
         comparisons=table_comparisons("distill_teachers"),

@@ -112,9 +112,10 @@ rule nugget_table4:
         # descriptive columns (config, nuggets per document, steps, dev loss) from the first tables seed
         evaluations=ablation_evaluations(model_seeds("tables")[:1]),
         pooling=ablation_pooling_evaluations(),  # Table 2's token-pooling run at r = 0.1 (no seed)
-        configs=[ablation_model_files(n, model_seeds("tables")[0])["config"] for n in ABLATION_ROWS],
-        summaries=[ablation_model_files(n, model_seeds("tables")[0])["summary"] for n in ABLATION_ROWS],
-        share=SENTENCE_SHARE,
+        configs=[committed_input(ablation_model_files(n, model_seeds("tables")[0])["config"]) for n in ABLATION_ROWS],
+        summaries=[committed_input(ablation_model_files(n, model_seeds("tables")[0])["summary"])
+                   for n in ABLATION_ROWS],
+        share=committed_input(SENTENCE_SHARE),
         units=units_path("nugget_table4", "tables"),
         claims=claims_file(),
     output:
@@ -126,7 +127,7 @@ rule nugget_table4:
     params:
         rows=ABLATION_ROWS,
         pooling=ablation_pooling_params(),
-        model_dirs={n: ablation_model_dir(n, model_seeds("tables")[0]) for n in ABLATION_ROWS},
+        model_dirs={n: committed_folder(ablation_model_dir(n, model_seeds("tables")[0])) for n in ABLATION_ROWS},
         seeds=model_seeds("tables"),
         statistics=statistics_params(),
         comparisons=table_comparisons("nugget_table4"),

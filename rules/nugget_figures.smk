@@ -71,7 +71,8 @@ rule nugget_fig4:
         # the first tables seed: vectors per document and each model's best dev loss (the right panel),
         # in the same (objective, ratio) order; BLEU itself is the seed mean of the unit file
         bleu=[f"results/nugget_analysis/bleu/{o}_r{r}/seed{FIGURE_SEED}.json" for o in LONG_OBJECTIVES for r in LONG_RATIOS],
-        trainings=[long_model_files(o, r, FIGURE_SEED)["summary"] for o in LONG_OBJECTIVES for r in LONG_RATIOS],
+        trainings=[committed_input(long_model_files(o, r, FIGURE_SEED)["summary"]) for o in LONG_OBJECTIVES
+                   for r in LONG_RATIOS],
         units=units_path("nugget_fig4", "tables"),
         claims=claims_file(),
     output:

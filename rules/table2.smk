@@ -167,7 +167,9 @@ rule table2:
     input:
         # descriptive columns (vectors, queries, truncation, steps) from the first tables seed
         evaluations=table2_evaluations(model_seeds("tables")[:1]),
-        summaries=[model_files(name, model_seeds("tables")[0])["summary"] for name in trained_row_names()],
+        # each trained row's training summary and config (the dev-loss gate), as committed copies
+        model_files=[committed_input(model_files(name, model_seeds("tables")[0])[kind])
+                     for name in trained_row_names() for kind in ("summary", "config")],
         # sanity gates of the shared r = 1 models the trained rows start from (rules/nugget.smk)
         base_gates=sorted({f"results/nugget_base/{ROWS[name]['objective']}_gate.json" for name in trained_row_names()}),
         units=units_path("table2", "tables"),
@@ -181,7 +183,7 @@ rule table2:
         tests=tests_report("results/table2_tests.csv", "NUGGET"),
     params:
         rows=config["table2"]["rows"],
-        model_dirs={name: model_dir(name, model_seeds("tables")[0]) for name in trained_row_names()},
+        model_dirs={name: committed_folder(model_dir(name, model_seeds("tables")[0])) for name in trained_row_names()},
         seeds=model_seeds("tables"),
         statistics=statistics_params(),
         comparisons=table_comparisons("table2"),

@@ -18,7 +18,7 @@ if TOKEN_POOLING_RATIOS:
         benchmark:
             "benchmarks/rules/token_pooling/{task}.tsv"
         wildcard_constraints:
-            task="pi|rr",
+            task="pi|rr|lee|polarity",  # Table 2's tasks, and the document tasks of the representation matrix
         threads: 1
         resources:
             **family_resources("encode"),

@@ -5,8 +5,10 @@ import pytest
 import yaml
 
 from multivec.statistics import Measurement, write_units
-from multivec.statistics.claims import evaluate_claims, merge_claims, read_claims, verdict_lines, write_claims
-from multivec.statistics.claims_file import ClaimError, check_claims, claim_works, claims_of_work, load_claims
+from multivec.statistics.claims import (assess_claims, evaluate_claims, merge_claims, merge_comparisons, read_claims,
+                                        read_comparisons, verdict_lines, write_claims)
+from multivec.statistics.claims_file import (ClaimError, check_claim_origins, check_claims, claim_works, claims_of_work,
+                                             load_claims)
 
 N = 300
 
@@ -28,8 +30,9 @@ def unit_file(tmp_path_factory):
 
 
 def claims_file(tmp_path, *rules):
-    claims = [{"id": f"C{k}", "work": "nugget", "claim": f"claim {k}", "source": "Table 2",
-               "paper": {"A": 1.0}, "rule": {"table": "t", "metric": "m", **rule}} for k, rule in enumerate(rules)]
+    claims = [{"id": f"C{k}", "work": "nugget", "origin": "paper", "claim": f"claim {k}", "source": "Table 2",
+               "margin_source": "ours: a test", "paper": {"A": 1.0}, "rule": {"table": "t", "metric": "m", **rule}}
+              for k, rule in enumerate(rules)]
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump({"claims": claims}))
     return path
@@ -96,6 +99,7 @@ def test_one_seed_is_noted_and_skips_and_unbuilt_tables_are_not_built(tmp_path):
     write_claims(frame, tmp_path / "c.csv", tmp_path / "c.md", "Scale: smoke")
     md = (tmp_path / "c.md").read_text()
     assert "**holds**" in md and "1 holds, 0 contradicted, 0 inconclusive, 2 not built" in md
+    assert "papers' claims (3): 1 holds, 0 contradicted, 0 inconclusive, 2 not built." in md
     assert "Settings that differ" not in md  # none changed: the page is as before
     # A paper-scale run that changed audited settings lists them at the end of the page.
     write_claims(frame, tmp_path / "c.csv", tmp_path / "p.md", "Scale: paper",
@@ -126,15 +130,24 @@ def test_claims_evaluated_per_work_and_merged_equal_the_claims_evaluated_togethe
     claims = two_works_claims(tmp_path)
     options = dict(scale="demo", skip={"C4": "too costly here"}, not_built={"paper_only": "paper scale"},
                    n_resamples=200, n_permutations=200)
-    write_claims(evaluate_claims(claims, {"t": unit_file}, **options), tmp_path / "all.csv", tmp_path / "all.md", "S")
+    together = assess_claims(claims, {"t": unit_file}, **options)
+    write_claims(together.claims, tmp_path / "all.csv", tmp_path / "all.md", "S")
+    together.comparisons.to_csv(tmp_path / "all_comparisons.csv", index=False)
     assert claim_works(claims) == ["nugget", "distill"]
-    frames = {}
+    frames, comparisons = {}, {}
     for work in reversed(claim_works(claims)):  # the order the files are given in does not matter
-        evaluate_claims(claims_of_work(claims, work), {"t": unit_file}, **options).to_csv(tmp_path / work, index=False)
+        results = assess_claims(claims_of_work(claims, work), {"t": unit_file}, **options)
+        results.claims.to_csv(tmp_path / work, index=False)
+        results.comparisons.to_csv(tmp_path / f"{work}_comparisons", index=False)
         frames[work] = read_claims(tmp_path / work)
-    write_claims(merge_claims(frames, claims, scale="demo"), tmp_path / "m.csv", tmp_path / "m.md", "S")
+        comparisons[work] = read_comparisons(tmp_path / f"{work}_comparisons")
+    merged = merge_claims(frames, claims, scale="demo")
+    write_claims(merged, tmp_path / "m.csv", tmp_path / "m.md", "S")
+    merge_comparisons(comparisons, merged).to_csv(tmp_path / "m_comparisons.csv", index=False)
     assert (tmp_path / "m.csv").read_bytes() == (tmp_path / "all.csv").read_bytes()
     assert (tmp_path / "m.md").read_text() == (tmp_path / "all.md").read_text()
+    assert (tmp_path / "m_comparisons.csv").read_bytes() == (tmp_path / "all_comparisons.csv").read_bytes()
+    assert read_comparisons(tmp_path / "m_comparisons.csv")["claim"].unique().tolist() == ["C0", "C1", "C3"]
     assert read_claims(tmp_path / "m.csv")["verdict"].tolist() == ["holds", "holds", "not built", "holds",
                                                                    "not built"]
 
@@ -158,6 +171,25 @@ def test_merging_claims_names_a_stale_or_missing_work_file(tmp_path, unit_file):
     (tmp_path / "bad.csv").write_text("id,verdict\nC0,holds\n")
     with pytest.raises(ClaimError, match="bad.csv: columns"):
         read_claims(tmp_path / "bad.csv")
+    with pytest.raises(ClaimError, match="bad.csv: columns"):
+        read_comparisons(tmp_path / "bad.csv")
+
+
+def test_merging_comparisons_names_a_stale_work_file(tmp_path, unit_file):
+    claims = two_works_claims(tmp_path)
+    options = dict(scale="demo", skip={"C4": "x"}, not_built={"paper_only": "p"}, n_resamples=50, n_permutations=50)
+    results = {w: assess_claims(claims_of_work(claims, w), {"t": unit_file}, **options) for w in claim_works(claims)}
+    merged = merge_claims({w: r.claims for w, r in results.items()}, claims, scale="demo")
+    comparisons = {w: r.comparisons for w, r in results.items()}
+    merge_comparisons(comparisons, merged)
+    stale = {**comparisons, "distill": comparisons["distill"][comparisons["distill"]["claim"] != "C3"]}
+    with pytest.raises(ClaimError, match=r"results/claims/distill_comparisons.csv: sub-tests of claims \['C1'\]"):
+        merge_comparisons(stale, merged, where={"distill": "results/claims/distill_comparisons.csv"})
+    undecided = {**comparisons, "nugget": comparisons["nugget"].assign(decided=False)}
+    with pytest.raises(ClaimError, match=r"claims \['C0'\] have not exactly one deciding sub-test"):
+        merge_comparisons(undecided, merged)
+    with pytest.raises(ClaimError, match="no comparisons given for work 'distill'"):
+        merge_comparisons({"nugget": comparisons["nugget"]}, merged)
 
 
 def test_check_claims_names_the_missing_row_metric_or_table(tmp_path):
@@ -207,8 +239,11 @@ def test_verdict_lines_take_only_the_claims_of_the_given_tables(tmp_path, unit_f
 def test_the_projects_claims_file_is_well_formed():
     from pathlib import Path
 
-    claims = load_claims(Path(__file__).parents[1] / "config" / "claims.yaml")
+    claims = load_claims(Path(__file__).parents[1] / "config" / "claims.yaml")  # every margin has its source
     assert {c["work"] for c in claims} <= {"nugget", "subencoder", "distill"}
+    check_claim_origins(claims)
+    # the targets this project set itself, which claims.md tallies apart from the papers' claims
+    assert {c["id"] for c in claims if c["origin"] == "ours"} == {"N11", "N12", "S1s", "S2o", "D2", "D3", "D4", "D5"}
 
 
 @pytest.mark.e2e

@@ -59,7 +59,7 @@ def test_polarity_out_of_fold_accuracy_is_the_mean_of_the_folds_accuracies():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from multivec.distill.evaluation.demo_tasks import FOLD_SEED
+    from multivec.evaluation.document_tasks import FOLD_SEED
 
     rng = np.random.default_rng(3)
     labels = np.repeat([0, 1], 100)
@@ -113,7 +113,8 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
     got = evaluate_embeddings("pi", tmp_path / "e", {"task": str(gold)})
     assert got == {"pi_mrr": pytest.approx(100 * (1 + 0.5) / 2)}
     per_query = evaluate_units("pi", tmp_path / "e", {"task": str(gold)})["pi_mrr"]
-    assert per_query.units == ["q1", "q2"] and per_query.values.tolist() == [100.0, 50.0]
+    # The unit ids are Table 2's (position and source, ranking_task.query_unit_id): the works' queries pair up.
+    assert per_query.units == ["0:q1", "1:q2"] and per_query.values.tolist() == [100.0, 50.0]
     # The documents file eval_pi.jsonl names the same gold folder beside it.
     assert evaluate_embeddings("pi", tmp_path / "e", {"documents": str(tmp_path / "eval_pi.jsonl")}) == got
 
@@ -121,7 +122,7 @@ def test_ranking_mrr_with_single_vector_cosine(tmp_path):
 def test_ranking_units_are_bit_for_bit_100_over_the_rankings_rank(tmp_path):
     """The per-query scores (ranks from ``multivec.metrics.ranking``) are exactly ``100.0 / rank_of_answer`` of
     ``ranking_evaluation``'s rankings on the same cosines, tied candidates included (float32 vectors, as stored)."""
-    from multivec.distill.evaluation.demo_tasks import _unit
+    from multivec.evaluation.document_tasks import unit_rows as _unit
     from multivec.evaluation.ranking_evaluation import result_from_scores
     from multivec.tasks.ranking_task import RankingTask
 

@@ -103,10 +103,10 @@ def test_split_files_feed_the_head_and_the_table(archive, tmp_path):
                                      + [{"name": "worse", "seed": s, "reviews": tmp_path / f"worse{s}.reviews.jsonl"}
                                         for s in (13, 14)])
     assert [m.seed for m in measurements] == [None, 13, 14] and measurements[0].values.mean() == row["imdb_accuracy"]
-    write_units(tmp_path / "units.parquet", measurements)
+    write_units(tmp_path / "distill_imdb.tables.parquet", measurements)
     statistics = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 50, "permutation_resamples": 50}
     rows = [row, {**row, "row": "worse", "kind": "student", "imdb_accuracy": 50.0}]
-    write_table(rows, tmp_path / "units.parquet", [{"row": "toy_row", "against": "worse"}], statistics,
+    write_table(rows, tmp_path / "distill_imdb.tables.parquet", [{"row": "toy_row", "against": "worse"}], statistics,
                 tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t_tests.csv")
     with open(tmp_path / "t.csv", newline="") as handle:
         records = list(csv.DictReader(handle))

@@ -79,8 +79,8 @@ def test_measurements_carry_each_seed_and_write_one_unit_file(tmp_path):
                                           evaluate_units=first_coordinate_units)
     assert [(m.row, m.metric, m.seed) for m in measurements][-2:] == [("student_both", "lee_first", 14),
                                                                       ("student_both", "pi_first", 14)]
-    write_units(tmp_path / "units.parquet", measurements)
-    back = read_units(tmp_path / "units.parquet")
+    write_units(tmp_path / "distill_table.tables.parquet", measurements)
+    back = read_units(tmp_path / "distill_table.tables.parquet")
     assert {(m.row, m.seed) for m in back} == {("structural_teacher", None), ("student_untrained", None),
                                                ("student_both", 13), ("student_both", 14)}
     del entries[0]["embeddings"]["pi"]
@@ -94,7 +94,7 @@ def test_table_has_ci_columns_the_declared_comparisons_and_claim_verdicts(tmp_pa
     monkeypatch.setitem(evaluation.METRICS, "lee", ("lee_first",))
     monkeypatch.setitem(evaluation.METRICS, "pi", ("pi_first",))
     entries = _entries(tmp_path)
-    write_units(tmp_path / "units.parquet", embedding_measurements(entries, ["lee", "pi"], {"lee": {}, "pi": {}},
+    write_units(tmp_path / "distill_table.tables.parquet", embedding_measurements(entries, ["lee", "pi"], {"lee": {}, "pi": {}},
                                                                    evaluate_units=first_coordinate_units))
     claims = tmp_path / "claims.yaml"
     claims.write_text("""claims:
@@ -106,7 +106,7 @@ def test_table_has_ci_columns_the_declared_comparisons_and_claim_verdicts(tmp_pa
     rule: {kind: greater, table: distill_table, metric: lee_first, a: {row: student_both}, b: {row: student_untrained}}
 """)
     comparisons = [{"row": "student_both", "against": ["student_untrained", "structural_teacher"]}]
-    write_table(build_rows(entries, ["lee", "pi"]), ["lee", "pi"], tmp_path / "units.parquet", comparisons,
+    write_table(build_rows(entries, ["lee", "pi"]), ["lee", "pi"], tmp_path / "distill_table.tables.parquet", comparisons,
                 STATISTICS, tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t_tests.csv", note="demo",
                 claims_file=claims, claims={**STATISTICS, "scale": "smoke", "skip": {}})
     with open(tmp_path / "t.csv") as handle:
@@ -169,7 +169,7 @@ def test_smoke_end_to_end_train_embed_and_table(tmp_path):
 def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_reported(tmp_path):
     """The frozen-backbone sanity row at smoke scale: heads trained on a frozen backbone, embedded by the rule's code,
     hold exactly the untrained student's vectors; a differing row stops the table naming both folders."""
-    from multivec.distill.tables.main_table import SanityRowError, check_frozen_rows, length_lines
+    from multivec.distill.tables.main_table import SanityRowError, check_frozen_rows, frozen_check, length_lines
 
     words = "news about rivers trees cities markets storms elections games music films".split()
     rng = np.random.default_rng(2)
@@ -195,6 +195,9 @@ def test_the_frozen_backbone_row_equals_the_untrained_row_and_lengths_are_report
     rows = [{"name": "untrained", "kind": "untrained_student", "embeddings": {"lee": tmp_path / "untrained_eval"}},
             {"name": "frozen", "kind": "student", "frozen": True, "embeddings": {"lee": tmp_path / "frozen_eval"}}]
     assert check_frozen_rows(rows, ["lee"]) == 1
+    # the committed record the table reads (rule distill_frozen_check)
+    assert frozen_check(rows, ["lee"]) == {"frozen_rows": ["frozen"], "equal_to": "untrained", "tasks": ["lee"],
+                                           "pairs_checked": 1}
     trained = [rows[0], {**rows[1], "embeddings": {"lee": tmp_path / "trained_eval"}}]
     with pytest.raises(SanityRowError, match=r"trained_eval differs from .*untrained_eval"):
         check_frozen_rows(trained, ["lee"])

@@ -14,7 +14,12 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("path, ignored", [
     ("results/nugget_lm/nugget_r0.1/seed13.history.safetensors", True),
     ("results/nugget_lm/nugget_r0.1/seed13.json", False),
-    ("results/nugget_table4/random/seed13/pi.json", True),
+    # the tables read the metrics JSONs (committed, so that a clone re-renders them), not the rankings
+    ("results/nugget_table4/random/seed13/pi.json", False),
+    ("results/nugget_table4/random/seed13/pi.rankings.jsonl", True),
+    ("results/table2/nugget_ae_r0.1/seed13/rr.json", False),
+    ("results/table2/nugget_ae_r0.1/seed13/rr.rankings.jsonl", True),
+    ("results/inputs/models/nugget/ae/r0.1/seed13/training_summary.json", False),
     ("results/table2.csv", False),
     ("results/subencoder/retrieval/subencoder_minilm_full/seed13.rankings.jsonl", True),  # 2 MB each
     ("results/subencoder/retrieval/subencoder_minilm_full/seed13.json", False),

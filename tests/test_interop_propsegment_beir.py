@@ -263,3 +263,35 @@ def test_the_mteb_propsegment_tasks_are_exactly_the_retrieval_protocols():
     assert sorted(PROPSEGMENT_TASKS) == sorted(FOLDER.format(protocol=protocol) for protocol in TABLE1_PROTOCOLS)
     names = [name for name, _ in {**RERANKING_TASKS, **PROPSEGMENT_TASKS}.values()]
     assert len(set(names)) == len(names), names  # one MTEB task name per task
+
+
+def test_a_text_encoder_scores_propsegment_on_the_documents_of_the_retrieval_set():
+    """retrieval_set_documents + propsegment_units (the distillation models on PropSegment): one
+    document per query and candidate with its text, and the per-query P@1 and R@5 are the project's ranking of
+    those vectors under the authors' protocol, on the sub-sentence encoder's query unit ids."""
+    from multivec.interop.propsegment_beir import propsegment_units
+    from multivec.interop.propsegment_beir import retrieval_set_documents
+    from multivec.metrics.maxsim import cosine_matrix
+    from multivec.subencoder.evaluation.retrieval import evaluate_scores
+    import torch
+
+    rs = hand_made_set()
+    documents = retrieval_set_documents(rs)
+    assert [d["text"] for d in documents[len(QUERIES):]] == TEXTS
+    assert documents[0]["id"].startswith("query:q0:") and documents[len(QUERIES)]["id"].startswith("candidate:d1:0:")
+    assert len({d["id"] for d in documents}) == len(documents)  # a query that is also a candidate keeps two ids
+    rng = np.random.default_rng(2)
+    vectors = {d["id"]: rng.normal(size=8) for d in documents}
+    # Each query's vector equals its first gold candidate's: P@1 = 100 for every query.
+    for row, (_, _, gold) in enumerate(QUERIES):
+        vectors[documents[row]["id"]] = vectors[documents[len(QUERIES) + min(gold)]["id"]]
+    units = propsegment_units(rs, vectors)
+    assert units["P@1"].values.tolist() == [100.0] * len(QUERIES)
+    direct = evaluate_scores(rs, cosine_matrix(torch.as_tensor(np.stack([vectors[d["id"]] for d in documents[:4]])),
+                                               torch.as_tensor(np.stack([vectors[d["id"]]
+                                                                         for d in documents[4:]]))), range(4))
+    assert units["R@5"].units == direct["per_query"]["units"]
+    assert units["R@5"].values.tolist() == direct["per_query"]["protocols"]["authors"]["r@5"]
+    del vectors[documents[-1]["id"]]
+    with pytest.raises(KeyError, match="lack 1"):
+        propsegment_units(rs, vectors)

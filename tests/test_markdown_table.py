@@ -115,9 +115,10 @@ def _fig4_frame():
 
 def _gain_bins_frame():
     return pd.DataFrame([
-        {"row": "len64", "gain_d0": 0.0395, "gain_d0_lo": 0.0334, "gain_d0_hi": 0.0461, "gain_d0_sd": NAN,
-         "gain_d1_4": -0.00734, "gain_d1_4_lo": -0.00974, "gain_d1_4_hi": -0.00512, "gain_d1_4_sd": 0.001,
-         "gain_d5_19": -0.00704, "gain_d20plus": NAN},
+        {"row": "len64", "gain_before_20plus": -0.0064, "gain_before_5_19": -0.0068, "gain_before_1_4": -0.00734,
+         "gain_before_1_4_lo": -0.00974, "gain_before_1_4_hi": -0.00512, "gain_before_1_4_sd": 0.001,
+         "gain_d0": 0.0395, "gain_d0_lo": 0.0334, "gain_d0_hi": 0.0461, "gain_d0_sd": NAN,
+         "gain_after_1_4": -0.0079, "gain_after_5_19": -0.00704, "gain_after_20plus": NAN, "documents": 100},
     ])
 
 
@@ -245,9 +246,9 @@ EXPECTED = {
     ),
     'gain_bins': (
         '\n'
-        '| row | gain_d0 | gain_d1_4 | gain_d5_19 | gain_d20plus |\n'
-        '|---|---|---|---|---|\n'
-        '| len64 | 0.0395 [0.0334, 0.0461] | -0.0073 [-0.0097, -0.0051] ±0.0010 | -0.0070 |  |\n'
+        '| row | gain_before_20plus | gain_before_5_19 | gain_before_1_4 | gain_d0 | gain_after_1_4 | gain_after_5_19 | gain_after_20plus | documents |\n'
+        '|---|---|---|---|---|---|---|---|---|\n'
+        '| len64 | -0.0064 | -0.0068 | -0.0073 [-0.0097, -0.0051] ±0.0010 | 0.0395 [0.0334, 0.0461] | -0.0079 | -0.0070 |  | 100 |\n'
         ''
     ),
     'memory_use': (
@@ -412,8 +413,7 @@ def _distill_length_md(monkeypatch):
         ("teacher", "lee"): {"truncated_share": 0.0}, ("teacher", "pi"): {"truncated_share": 0.0},
         ("teacher", "rr"): {"truncated_share": 0.63258},
     }
-    monkeypatch.setattr(multivec.distill.embeddings, "read_embeddings",
-                        lambda folder: (None, None, metas[tuple(folder.split("/"))]))
+    monkeypatch.setattr(multivec.distill.embeddings, "read_meta", lambda folder: metas[tuple(folder.split("/"))])
     monkeypatch.setattr(multivec.distill.tables.statistics, "entry_folder",
                         lambda entry, task: f"{entry['kind'].split('_')[-1]}/{task}")
     entries = [{"kind": "untrained_student"}, {"kind": "structural_teacher"}]

@@ -26,13 +26,6 @@ IGNORED_PATHS = {"benchmarks/rules"}  # git-ignored: the benchmark files Snakema
 HAND_WRITTEN_RESULTS = ["results/README.md"]
 HAND_WRITTEN_EXPERIMENTS = ("results/experiments", (".md", ".py"))
 
-# Files another change is rewriting right now; cleaned by the statistics change, then this list is emptied.
-PENDING_FILES = {
-    "config/claims.yaml",
-    "rules/claims.smk",
-    "src/multivec/nugget/analysis/gain_bins.py",
-}
-
 # The word for a tracker entry followed by its number (singular or plural, with or without a hash sign, the
 # number wrapped onto the next line, also after a comment's hash), the word after "the", a pull request's
 # number, or a hash sign and a number standing alone, except where a record is numbered (a cluster,
@@ -100,13 +93,12 @@ def _relative(file):
 
 def test_no_hand_written_file_cites_an_internal_issue():
     found = [f"{_relative(file)}:{line}: {cited}" for file in hand_written_files()
-             if _relative(file) not in PENDING_FILES for line, cited in issue_citations(text_of(file))]
+             for line, cited in issue_citations(text_of(file))]
     assert not found, "say what is meant instead of citing a tracker entry:\n" + "\n".join(found)
 
 
 def test_no_hand_written_file_names_a_docs_page_that_does_not_exist():
     found = [f"{_relative(file)}:{line}: {page}" for file in hand_written_files()
-             if _relative(file) not in PENDING_FILES
              for line, page in missing_docs_pages(text_of(file), in_docs=file.parent == REPO / "docs")]
     assert not found, "name the docs page (and section) that holds the content now:\n" + "\n".join(found)
 
@@ -121,13 +113,6 @@ def test_the_hand_written_parts_are_scanned():
              and not (name.startswith("results/experiments/") and name.endswith((".md", ".py")))]
     assert not built, built  # what the build writes is not scanned
     assert not any(name.startswith((".git/", ".venv/")) or "__pycache__" in name for name in files)
-
-
-@pytest.mark.parametrize("pending", sorted(PENDING_FILES))
-def test_every_pending_file_still_needs_its_exception(pending):
-    """An entry of PENDING_FILES is removed once its file is clean (and the list emptied once all are)."""
-    text = text_of(REPO / pending)
-    assert issue_citations(text) or missing_docs_pages(text), f"{pending} is clean: remove it from PENDING_FILES"
 
 
 # The examples are assembled from pieces so that this file passes its own scan.

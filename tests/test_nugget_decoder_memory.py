@@ -1,6 +1,7 @@
 """Position-aware decoder memory and the self-attention start of cross-attention (the demo's AE
 base has to learn to copy from MiniLM's states, which carry little position; docs/nugget.md)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -128,3 +129,20 @@ def test_lm_histories_without_positions_are_the_nugget_vectors():
         assert torch.equal(memory.vectors, nuggets.vectors[row][nuggets.mask[row]])
     with pytest.raises(ValueError, match="memory_positions"):
         LMSettings(history="nuggets", memory_positions="stream")
+
+
+def test_probability_gain_without_the_position_term_exposes_the_vectors_alone(monkeypatch):
+    """Figs. 7-8 measured both ways (rules/nugget_gain.smk, GAIN_EXPOSURES): ``memory_positions=False`` exposes each
+    nugget's vector without the position term, so the gains differ from the positioned ones, and equal the gains
+    of a model whose decoder_memory returns the vectors."""
+    from multivec.nugget.analysis.probability_gain import document_gains, prepare_document
+
+    model = NuggetModel.from_backbone(warm_config(decoder_memory_positions=True)).eval()
+    document = prepare_document(model, " ".join(TEXTS * 2), 20)
+    positioned = document_gains(model, document)
+    alone = document_gains(model, document, memory_positions=False)
+    assert np.array_equal(positioned.positions, alone.positions)
+    assert not np.allclose(np.nan_to_num(positioned.gains), np.nan_to_num(alone.gains))
+    monkeypatch.setattr(NuggetModel, "decoder_memory", lambda self, nuggets: nuggets.vectors)
+    np.testing.assert_allclose(np.nan_to_num(document_gains(model, document).gains), np.nan_to_num(alone.gains),
+                               atol=1e-6)

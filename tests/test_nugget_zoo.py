@@ -62,7 +62,8 @@ def _training_jobs(args, tmp_path):
     for block in out.split("\nrule ")[1:]:
         rule = block.split(":", 1)[0].strip()
         output = re.search(r"^\s+output: (.*)$", block, re.MULTILINE)
-        if output and "models/nugget/" in output.group(1):
+        # a writer under models/nugget/ (results/inputs/models/nugget/... is a committed copy, not a model)
+        if output and re.search(r"(^|[ ,])models/nugget/", output.group(1)):
             writers.add(rule)
         if rule == "train_nugget":
             wildcards = dict(item.split("=", 1) for item in

@@ -31,6 +31,27 @@ def test_readme_results_at_a_glance_are_current():
         "`.venv/bin/python -m multivec.pipeline.results_at_a_glance README.md`")
 
 
+@pytest.mark.parametrize("work", sorted(results_at_a_glance.CLAIMS_PAGES))
+def test_the_docs_claims_tables_are_current(work):
+    """Each work's docs page shows its claims as rendered from results/claims.csv (no verdict typed in prose)."""
+    page = REPO / results_at_a_glance.CLAIMS_PAGES[work]
+    text = page.read_text(encoding="utf-8")
+    rendered = results_at_a_glance.render_claims_blocks(REPO)[results_at_a_glance.CLAIMS_PAGES[work]]
+    assert results_at_a_glance.block_of(text, *results_at_a_glance.claims_markers(work)) == rendered, (
+        f"{page.relative_to(REPO)}'s claims table differs from results/claims.csv: run "
+        "`.venv/bin/python -m multivec.pipeline.results_at_a_glance README.md`")
+
+
+def test_a_claims_block_names_the_deciding_subtest_and_every_claim_has_a_short_name():
+    rows = [{"id": "X1", "work": "w", "ours": "a 1.00", "decided_by": "1.1 greater: a − b PI", "difference": "0.5",
+             "difference_lo": "0.1", "difference_hi": "0.9", "p": "0.01", "verdict": "holds"},
+            {"id": "X2", "work": "w", "ours": "", "difference": "", "verdict": "not built"}]
+    block = results_at_a_glance.claims_block(rows, {"X1": "a beats b", "X2": "later"}, "w")
+    assert "| X1 | a beats b | a 1.00 | 1.1 greater: a − b PI: +0.50 [+0.10, +0.90], p = 0.0100 | **holds** |" in block
+    assert "| X2 | later | – | – | **not built** |" in block
+    assert set(results_at_a_glance.claim_shorts(REPO / "config" / "claims.yaml")) >= {"N1", "S1", "D1"}
+
+
 def test_readme_is_at_most_250_lines():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
 

@@ -19,7 +19,8 @@ from multivec.pipeline.rule_benchmarks import (COLUMNS, SHARED_WORK, attribute, 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 # One category per work, the data audit shared by the works, the claims page, and the runtime table.
-CATEGORIES = {"NUGGET", "Sub-sentence encoder", "Distillation", "Data", "Claims", "Runtime and memory"}
+CATEGORIES = {"NUGGET", "Sub-sentence encoder", "Distillation", "Representations", "Data", "Claims",
+              "Runtime and memory"}
 TABLE_OR_FIGURE = (".csv", ".tsv", ".md", ".png", ".svg", ".pdf", ".html")
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

@@ -9,10 +9,11 @@ import pytest
 import sacrebleu
 from scipy import stats
 
-from multivec.statistics import (Measurement, bootstrap_ci, compute_statistic, holm, paired_randomization_test,
-                                 read_units, stack_seeds, table_statistics, write_units)
-from multivec.statistics.resampling import point_estimate, ratio_bootstrap_cis
-from multivec.statistics.statistics import bleu_components
+from multivec.statistics import (Measurement, bootstrap_ci, compute_statistic, holm, paired_difference,
+                                 paired_randomization_test, read_units, stack_seeds, table_statistics, write_units)
+from multivec.statistics.clusters import cluster_of, unit_clusters
+from multivec.statistics.resampling import bootstrap_p, point_estimate, ratio_bootstrap_cis
+from multivec.statistics.statistics import STATISTICS, bleu_components, weighted_statistic
 
 
 def units(n):
@@ -120,7 +121,7 @@ def test_ratio_bootstrap_cis_equal_a_per_cell_loop_over_the_same_draws():
     assert math.isnan(lo[0]) and math.isnan(hi[0])
 
 
-def test_seeds_pool_units_and_report_their_spread():
+def test_seeds_are_a_random_effect_of_the_ci_and_report_their_spread():
     rng = np.random.default_rng(2)
     base = rng.random(300)
     measurements = [Measurement("A", "m", "mean", units(300), base + shift, seed) for seed, shift in
@@ -131,6 +132,10 @@ def test_seeds_pool_units_and_report_their_spread():
     assert sd == pytest.approx(0.1)
     lo, hi = bootstrap_ci(s, n_resamples=500)
     assert lo < mean < hi
+    # the seed term: wider than the test-set noise of the seed mean alone (seed SD 0.1 over 3 seeds, t with 2 df)
+    fixed_lo, fixed_hi = bootstrap_ci(s, n_resamples=500, seed_term="none")
+    assert hi - lo > 2 * (fixed_hi - fixed_lo)
+    assert (lo, hi) == bootstrap_ci(s, n_resamples=500)  # same seed, same bytes
 
 
 def test_pair_correlation_resamples_documents():
@@ -144,9 +149,14 @@ def test_pair_correlation_resamples_documents():
     assert value == pytest.approx(np.corrcoef(system, gold)[0, 1])
     lo, hi = bootstrap_ci(s, n_resamples=300)
     assert lo < value < hi
-    # an affine rescaling of a system's scores changes nothing, so the test must not see a difference
+    # an affine rescaling of a system's scores changes nothing, so the test must not see a difference; the test
+    # resamples documents like the CI (a bootstrap test), not pairs
     t = stack("B", np.column_stack([3 * system + 5, gold]), statistic="pearson", names=pairs)
-    assert paired_randomization_test(s, t) == 1.0
+    d = paired_difference(s, t, n_resamples=300)
+    assert d.p == 1.0 and d.difference == pytest.approx(0, abs=1e-12) and d.method == "bootstrap"
+    assert d.resampled == "documents"
+    with pytest.raises(ValueError, match="unit is the document"):
+        paired_randomization_test(s, t)
     with pytest.raises(ValueError, match="pair"):
         Measurement("A", "m", "pearson", docs[:2], np.ones((2, 2)))
 
@@ -167,7 +177,7 @@ def test_pair_mean_resamples_documents_and_its_test_sees_a_shift():
     naive_lo, naive_hi = bootstrap_ci(stack("A", values, names=pairs), n_resamples=400)
     assert lo < values.mean() < hi and (hi - lo) > 3 * (naive_hi - naive_lo)
     shifted = stack("B", values + 0.05, statistic="pair_mean", names=pairs)
-    assert paired_randomization_test(shifted, s, n_permutations=500) < 0.01
+    assert paired_difference(shifted, s, n_resamples=500).p < 0.01
 
 
 def test_holm_matches_the_step_down_definition():
@@ -230,3 +240,144 @@ def test_table_statistics_columns_comparisons_and_holm():
     with pytest.raises(ValueError, match="no row 'Z'"):
         table_statistics(ms, [{"row": "A", "against": "Z"}], n_resamples=100, n_permutations=100)
     assert any("Holm" in line for line in ts.markdown_tests())
+
+
+def test_unit_clusters_parse_each_unit_id_format():
+    queries = ["q0:doc:a:3", "q1:doc:a:3", "q2:other:0", "q3:doc:a:4"]
+    assert cluster_of(queries[0], "propsegment_query") == "doc:a"
+    assert unit_clusters(queries, "propsegment_query").tolist() == [0, 0, 1, 0]
+    assert unit_clusters(["s1:0", "s1:512", "s2:0"], "lm_segment").tolist() == [0, 0, 1]
+    assert unit_clusters(["d7:0", "d7:1", "d9:2"], "document_sentence").tolist() == [0, 0, 1]
+    assert unit_clusters(["a", "b", "c"], None).tolist() == [0, 1, 2]
+    assert unit_clusters(["a|b", "a|c", "b|c"], "document_pair").tolist() == [[0, 1], [0, 2], [1, 2]]
+    with pytest.raises(ValueError, match="not a 'propsegment_query' id"):
+        unit_clusters(["u1"], "propsegment_query")
+    with pytest.raises(ValueError, match="unknown cluster kind"):
+        unit_clusters(["u1"], "paragraph")
+    with pytest.raises(ValueError, match="not a 'lm_segment'"):  # stack_seeds checks the ids fit the kind
+        stack_seeds([Measurement("A", "m", "mean", ["x", "y"], [1.0, 2.0])], clusters="lm_segment")
+    stacks = stack_seeds([Measurement("A", "m", "mean", ["s:0", "s:1"], [1.0, 2.0]),
+                          Measurement("A", "n", "mean", ["s:0", "s:1"], [1.0, 2.0])], clusters={"m": "lm_segment"})
+    assert stacks[("A", "m")].clusters == "lm_segment" and stacks[("A", "n")].clusters is None
+
+
+def test_weighted_statistic_is_the_statistic_of_the_resample():
+    rng = np.random.default_rng(8)
+    draws = rng.integers(0, 25, size=(6, 25))
+    weights = np.stack([np.bincount(d, minlength=25) for d in draws]).astype(float)
+    for name, (_, k) in STATISTICS.items():
+        c = rng.random((25, k)) + 0.1
+        if name == "spearman":
+            c = np.round(c * 4)  # ties
+        if name == "bleu":
+            c = rng.integers(1, 9, (25, 10)).astype(float)
+        ours = weighted_statistic(name, weights, c)
+        assert ours == pytest.approx([compute_statistic(name, c[d]) for d in draws]), name
+        assert weighted_statistic(name, np.ones((1, 25)), c)[0] == pytest.approx(compute_statistic(name, c))
+
+
+def test_clustered_queries_resample_and_swap_whole_documents():
+    """Queries of a document share a per-document system error: the CI and the test must see documents, not
+    queries; the randomization test swaps whole documents (exact: 2^4 assignments)."""
+    rng = np.random.default_rng(6)
+    names = [f"q{i}:doc{i // 10}:{i % 10}" for i in range(40)]
+    base = rng.random(40)
+    a = base + np.repeat(rng.normal(0, 0.3, 4), 10)
+    sa = stack("A", a, 1, names=names)
+    sb = stack("B", base, names=names)
+    clustered = paired_difference(sa, sb, n_resamples=500, clusters="propsegment_query")
+    naive = paired_difference(sa, sb, n_resamples=500)
+    assert clustered.hi - clustered.lo > 2 * (naive.hi - naive.lo)
+    assert clustered.method == "randomization" and clustered.resampled == "propsegment_query clusters"
+    assert naive.p < 0.05 and clustered.p >= 1 / 8  # 4 documents: the smallest exact two-sided p is 2/16
+    p = paired_randomization_test(sa, sb, clusters="propsegment_query")
+    assert p == clustered.p and p * 16 == round(p * 16)
+    # the stacks may carry the kind instead (stack_seeds(..., clusters=...))
+    carried = stack_seeds([Measurement("A", "m", "mean", names, a, 1)], clusters="propsegment_query")[("A", "m")]
+    assert paired_difference(carried, sb, n_resamples=500).p == clustered.p
+    lo, hi = bootstrap_ci(carried, n_resamples=500)
+    naive_lo, naive_hi = bootstrap_ci(sa, n_resamples=500)
+    assert hi - lo > 2 * (naive_hi - naive_lo)
+
+
+def test_paired_difference_with_seeds_reports_the_shown_difference_seed_sd_and_the_bootstrap_test():
+    rng = np.random.default_rng(9)
+    base = rng.random(300)
+    ms = [Measurement("A", "m", "mean", units(300), base + shift + rng.normal(0, .05, 300), seed)
+          for seed, shift in ((1, 0.0), (2, 0.1), (3, 0.2))]
+    ms += [Measurement("B", "m", "mean", units(300), base + 0.02 * seed + rng.normal(0, .05, 300), seed)
+           for seed in (1, 2, 3)]
+    ms += [Measurement("C", "m", "mean", units(300), base, None)]
+    stacks = stack_seeds(ms)
+    a, b, c = stacks[("A", "m")], stacks[("B", "m")], stacks[("C", "m")]
+    d = paired_difference(a, b, n_resamples=1000)
+    per_seed_a = [compute_statistic("mean", v) for v in a.values]
+    per_seed_b = [compute_statistic("mean", v) for v in b.values]
+    assert d.difference == pytest.approx(np.mean(per_seed_a) - np.mean(per_seed_b))
+    assert d.seed_sd == pytest.approx(np.std(np.subtract(per_seed_a, per_seed_b), ddof=1))
+    assert d.method == "bootstrap" and d.resampled == "units and seeds"
+    assert d.lo < d.difference < d.hi
+    assert (d.p < 0.05) == (d.lo > 0 or d.hi < 0)  # the test inverts the CI
+    # a seed effect of SD 0.1 over 3 seeds: a 0.06 difference is not established, however many queries
+    assert d.p > 0.05
+    vs_fixed = paired_difference(a, c, n_resamples=1000)
+    assert vs_fixed.seed_sd == pytest.approx(point_estimate(a)[1])
+    assert math.isnan(paired_difference(c, c, n_resamples=100).seed_sd)
+    with pytest.raises(ValueError, match="one seed per row"):
+        paired_randomization_test(a, b)
+
+
+def test_ratio_comparison_across_denominators_is_a_bootstrap_test():
+    """Nugget share vs text share of a token type: denominators ~10x apart; equal shares are not a difference."""
+    rng = np.random.default_rng(10)
+    nuggets = rng.poisson(15, 300) + 1
+    tokens = 10 * nuggets
+    names = units(300)
+    a = stack("A", np.column_stack([rng.binomial(nuggets, 0.12), nuggets]), statistic="ratio", names=names)
+    b = stack("B", np.column_stack([rng.binomial(tokens, 0.12), tokens]), statistic="ratio", names=names)
+    d = paired_difference(a, b, n_resamples=1000)
+    assert d.method == "bootstrap" and math.isnan(d.seed_sd)
+    assert d.difference == pytest.approx(point_estimate(a)[0] - point_estimate(b)[0])
+
+
+def test_bootstrap_p_inverts_the_percentile_ci():
+    assert bootstrap_p(np.zeros(10)) == 1.0
+    assert bootstrap_p(np.arange(1.0, 100.0)) == pytest.approx(1 / 100)
+    assert bootstrap_p(np.r_[-1.0, np.arange(1.0, 100.0)]) == pytest.approx(3 / 101)
+    assert math.isnan(bootstrap_p(np.array([np.nan])))
+
+
+def test_ratio_bootstrap_cis_resample_clusters():
+    rng = np.random.default_rng(12)
+    clusters = np.repeat(np.arange(20), 10)
+    a = (rng.normal(0, 1, 20)[clusters] + rng.normal(0, .1, 200) + 3)[:, None]
+    b = np.ones((200, 1))
+    lo, hi = ratio_bootstrap_cis(a, b, n_resamples=500, clusters=clusters)
+    naive_lo, naive_hi = ratio_bootstrap_cis(a, b, n_resamples=500)
+    assert hi[0] - lo[0] > 2 * (naive_hi[0] - naive_lo[0])
+    # clusters of one unit each: the same draws as no clusters
+    np.testing.assert_allclose(ratio_bootstrap_cis(a, b, n_resamples=200, seed=3, clusters=np.arange(200)),
+                               ratio_bootstrap_cis(a, b, n_resamples=200, seed=3))
+
+
+def test_a_pair_statistic_keeps_its_document_clusters_whatever_kind_is_given():
+    pairs = ["a|b", "a|c", "b|c"]
+    stacks = stack_seeds([Measurement("A", "r", "pearson", pairs, np.ones((3, 2))),
+                          Measurement("A", "m", "mean", ["q0:a:0", "q1:a:1", "q2:b:0"], [1.0, 2.0, 3.0])],
+                         clusters="propsegment_query")
+    assert stacks[("A", "r")].clusters == "document_pair" and stacks[("A", "m")].clusters == "propsegment_query"
+
+
+def test_bleu_statistic_smooths_as_sacrebleu_near_zero():
+    """One smoothing everywhere: near 0 (orders with no match) the table's BLEU is sacrebleu's default
+    corpus BLEU ('exp' smoothing), the number the reconstruction JSONs report; no match at all gives 0."""
+    import sacrebleu
+
+    from multivec.statistics.statistics import bleu_components, compute_statistic
+
+    refs = ["the cat sat on the mat today", "a dog ran in the park", "birds fly south in winter"]
+    for hyps in (["the cat the cat the cat", "a dog a dog", "birds winter"],  # unigrams match, no 4-gram
+                 ["the cat sat on a rug", "dog ran park", "birds fly north"],
+                 ["zzz", "yyy xxx", "www"]):  # no match at all
+        ours = compute_statistic("bleu", bleu_components(hyps, refs))
+        assert ours == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=1e-9)

@@ -122,7 +122,7 @@ def test_table7_measurements_reproduce_the_micro_averaged_scores():
 
 def test_table_gets_ci_columns_seed_means_and_the_declared_comparisons(tmp_path):
     rng = np.random.default_rng(0)
-    units = [f"q{i}" for i in range(40)]
+    units = [f"q{i}:doc{i // 4}:{i % 4}" for i in range(40)]  # query_unit_id: 4 queries per document (cluster)
     entries = []
     for row, p, seeds in (("base", 0.3, [None]), ("ours", 0.6, [13, 14]), ("ours, 8-d", 0.55, [13, 14])):
         for seed in seeds:
@@ -130,13 +130,13 @@ def test_table_gets_ci_columns_seed_means_and_the_declared_comparisons(tmp_path)
             values = list(100.0 * (rng.random(40) < p))
             write_json(path, _evaluation(values, values, units))
             entries.append({"row": row, "path": str(path), "seed": seed})
-    write_units(tmp_path / "units.parquet", table_measurements("table5", entries))
-    assert {m.row for m in read_units(tmp_path / "units.parquet")} == {"base", "ours", "ours, 8-d"}
+    write_units(tmp_path / "subencoder_table5.tables.parquet", table_measurements("table5", entries))
+    assert {m.row for m in read_units(tmp_path / "subencoder_table5.tables.parquet")} == {"base", "ours", "ours, 8-d"}
     frame = pd.DataFrame({"row": ["ours", "ours, 8-d", "base"], "P@1": [1.0, 2.0, 3.0], "delta_P@1": [0, 1, 2],
                           "R@5": [1.0, 2.0, 3.0]})
     comparisons = [{"row": "ours, 8-d", "against": ["ours"]}, {"row": "ours", "against": "base", "metrics": ["P@1"]}]
     statistics = {"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 200, "permutation_resamples": 200}
-    table, stats = add_statistics(frame, tmp_path / "units.parquet", ["P@1", "R@5"], statistics, comparisons)
+    table, stats = add_statistics(frame, tmp_path / "subencoder_table5.tables.parquet", ["P@1", "R@5"], statistics, comparisons)
     assert list(table.columns) == ["row", "P@1", "P@1_lo", "P@1_hi", "P@1_sd", "delta_P@1", "R@5", "R@5_lo",
                                    "R@5_hi", "R@5_sd", "n_seeds"]
     assert table["n_seeds"].tolist() == [2, 2, 1]
@@ -154,7 +154,7 @@ def test_table_gets_ci_columns_seed_means_and_the_declared_comparisons(tmp_path)
                                f"±{first['P@1_sd']:.2f} |")
     assert "±" not in lines[4].split("|")[2]  # no seed SD for the untrained row
     with pytest.raises(ValueError, match="no row 'nope'"):
-        add_statistics(frame, tmp_path / "units.parquet", ["P@1"], statistics, [{"row": "nope", "against": "ours"}])
+        add_statistics(frame, tmp_path / "subencoder_table5.tables.parquet", ["P@1"], statistics, [{"row": "nope", "against": "ours"}])
 
 
 def test_table8_has_one_row_per_query_source_with_the_papers_numbers():

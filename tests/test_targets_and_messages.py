@@ -16,8 +16,8 @@ from snakemake.utils import update_config
 
 from multivec.config.checks import check_config
 from multivec.config.yaml_files import check_yaml_files, missing_configfiles_message, read_config_file
-from multivec.pipeline.targets import (CLAIM_TARGETS, MAIN_TARGETS, TARGET_RULES, WORK_TARGETS, close_matches,
-                                       command_line_targets, requested_targets, unknown_targets)
+from multivec.pipeline.targets import (CLAIM_TARGETS, MAIN_TARGETS, MATRIX_TARGETS, TARGET_RULES, WORK_TARGETS,
+                                       close_matches, command_line_targets, requested_targets, unknown_targets)
 from multivec.training.distributed import PRECISIONS
 from multivec.training.engine import TrainConfig
 
@@ -51,7 +51,7 @@ def smoke_dags(mirror, tmp_path_factory):
     """{target: the jobs of its smoke-scale dry run} for `all`, `claims` and every per-paper target: each run in
     an empty working directory, so every job of its DAG is listed (about 5 s each)."""
     dags = {}
-    for target in ("all", *WORK_TARGETS, "claims", *CLAIM_TARGETS):
+    for target in ("all", *WORK_TARGETS, *MATRIX_TARGETS, "claims", *CLAIM_TARGETS):
         result = snakemake("-n", *SMOKE, "--directory", str(tmp_path_factory.mktemp(target)), target)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         dags[target] = planned_jobs(result.stdout)
@@ -63,8 +63,8 @@ def _without(jobs, *rules):
 
 
 def test_the_per_paper_targets_together_are_all(smoke_dags):
-    """`all` = the three works, the claims and the runtime summary, job for job."""
-    union = set().union(*(smoke_dags[t] for t in (*WORK_TARGETS, "claims")))
+    """`all` = the three works, the representation matrix, the claims and the runtime summary, job for job."""
+    union = set().union(*(smoke_dags[t] for t in (*WORK_TARGETS, *MATRIX_TARGETS, "claims")))
     assert _without(smoke_dags["all"], "all", "rule_benchmarks") == _without(union, *TARGET_RULES)
     assert {job[0] for job in smoke_dags["all"]} >= {"all", "rule_benchmarks"}
 
@@ -87,7 +87,7 @@ def test_each_claims_target_builds_its_works_claims(smoke_dags):
     for target in CLAIM_TARGETS:
         work = target.removesuffix("_claims")
         outputs = {job[1] for job in smoke_dags[target] if job[0] == "claims_of_work"}
-        assert outputs == {f"results/claims/{work}.csv"}, (target, outputs)
+        assert outputs == {f"results/claims/{work}.csv, results/claims/{work}_comparisons.csv"}, (target, outputs)
 
 
 # -- a target no rule makes ----------------------------------------------------------------------------------

@@ -53,15 +53,20 @@ trap 'kill "$server" 2>/dev/null || true' EXIT
 # group holds rules of one partition. Chains: a distilled student's training, its task embeddings and its
 # IMDB head; a NUGGET LM's training and its evaluation. Bundles of independent jobs that become ready
 # together: the sub-sentence encoder's untrained baselines; the untrained student's and the structural
-# teacher's embeddings; and, named by their wildcards so that a bundle is one model's, the PI and RR
-# encodings of one encoder (Table 2, Table 4), then the PI and RR evaluations of one row.
+# teacher's embeddings; the document-task encodings (Lee, polarity) of several encoders; and, named by their
+# wildcards so that a bundle is one model's, the PI and RR encodings of one encoder (Table 2, Table 4), then the
+# PI and RR evaluations of one row.
+# A group named by a wildcard whose value holds a slash (encoder, run: "nugget_mt_r0.1/seed13") has a slash in
+# its job name, which Snakemake refuses once the group waits for more than 20 files (it then names a file after
+# the job), and the SLURM plugin (2.8) loses that error, so the run waits forever. Such groups stay at two jobs
+# (at most 15 files); the document encodings, which would make it three, form a group of their own.
 GROUPING=(--cores 1
   --groups distill_student_train=student distill_student_embed=student distill_imdb_head=student
   train_nugget_lm=nugget_lm evaluate_nugget_lm=nugget_lm subencoder_eval_base=subencoder_base
   distill_untrained_embed=base_embeddings structural_teacher_embeddings=base_embeddings
-  "encode_task=encode_{encoder}" "evaluate_ranking=evaluate_{run}"
+  encode_documents=document_encodings "encode_task=encode_{encoder}" "evaluate_ranking=evaluate_{run}"
   "encode_nugget_ablation=ablation_encode_{name}_{seed}" "evaluate_nugget_ablation=ablation_evaluate_{name}_{seed}"
-  --group-components subencoder_base=6 base_embeddings=4
+  --group-components subencoder_base=6 base_embeddings=4 document_encodings=8
   "encode_{encoder}=2" "evaluate_{run}=2" "ablation_encode_{name}_{seed}=2" "ablation_evaluate_{name}_{seed}=2")
 
 say "running every paper target through SLURM in $WORK/run (log: $WORK/run/snakemake.log)"

@@ -21,7 +21,7 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
         if document is None:
             short += 1
             continue
-        results.append(document_gains(model, document))
+        results.append(document_gains(model, document, snakemake.params.memory_positions))
         prepared.append(document)
         ids.append(row["id"])
     if not results:
@@ -29,5 +29,6 @@ with rule_logging(snakemake.log[0], threads=snakemake.threads) as log:
     if short:
         log.warning("%d of %d documents have fewer than %d target tokens: skipped", short, len(rows), length)
     save_gains(snakemake.output.gains, results, prepared, ids, length)
-    log.info("length %d: %d documents, %.1f nuggets each, %.2f s per document", length, len(results),
+    log.info("%s, length %d: %d documents, %.1f nuggets each, %.2f s per document",
+             "memory with positions" if snakemake.params.memory_positions else "vectors alone", length, len(results),
              sum(len(r.positions) for r in results) / len(results), (time.time() - start) / len(results))

@@ -87,6 +87,21 @@ def read_embeddings(folder: str | os.PathLike) -> tuple[list[str], np.ndarray, d
     return ids, vectors, meta
 
 
+def read_meta(folder: str | os.PathLike) -> dict:
+    """The ``meta.json`` of an embeddings folder alone (``dimension``, ``n``, what wrote it): what a table reads,
+    from the folder or from its committed copy (``multivec.io.committed_inputs``), which holds no vectors."""
+    path = Path(folder) / "meta.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing (an embeddings folder's meta.json)")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise MalformedInputError(path, err.lineno, f"invalid JSON: {err.msg}") from None
+    if not isinstance(meta, dict):
+        raise MalformedInputError(path, None, "must hold a JSON object")
+    return meta
+
+
 def vectors_for(folder: str | os.PathLike, wanted_ids: list[str]) -> np.ndarray:
     """The rows of ``folder``'s embeddings for ``wanted_ids``, in that order (an error names missing ids)."""
     ids, vectors, _ = read_embeddings(folder)

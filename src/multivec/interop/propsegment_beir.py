@@ -60,6 +60,26 @@ def proposition_text(sentence: str, token_spans: Sequence[Sequence[int]], token_
     return "".join(parts)
 
 
+def retrieval_proposition_text(rs, prop) -> str:
+    """``proposition_text`` of a proposition of the retrieval set ``rs``."""
+    return proposition_text(rs.sentences[prop.sentence_key], rs.token_spans[prop.sentence_key], prop.token_indices)
+
+
+QUERY_PREFIX, CANDIDATE_PREFIX = "query:", "candidate:"
+
+
+def retrieval_set_documents(rs) -> list[dict[str, str]]:
+    """Every query and candidate proposition of ``rs`` as a document ``{"id", "text"}`` (its text:
+    ``proposition_text``), for an encoder of whole texts (the distillation work's embeddings): queries first, ids
+    ``query:<query_unit_id>``, then candidates, ``candidate:<proposition_id>`` (a query may also be a candidate)."""
+    from multivec.subencoder.evaluation.retrieval import proposition_id, query_unit_id
+
+    return ([{"id": QUERY_PREFIX + query_unit_id(rs, row), "text": retrieval_proposition_text(rs, prop)}
+             for row, prop in enumerate(rs.queries)]
+            + [{"id": CANDIDATE_PREFIX + proposition_id(prop), "text": retrieval_proposition_text(rs, prop)}
+               for prop in rs.candidates])
+
+
 def write_propsegment_beir(rs, folder: str | os.PathLike, protocol: str = "authors", split: str = "test"
                            ) -> dict[str, Path]:
     """The retrieval set ``rs`` (``build_retrieval_set``) in BEIR's layout under ``folder``, each query's
@@ -73,8 +93,7 @@ def write_propsegment_beir(rs, folder: str | os.PathLike, protocol: str = "autho
     query_ids = [trec_id(query_unit_id(rs, row)) for row in rows]
 
     def text(prop) -> str:
-        return proposition_text(rs.sentences[prop.sentence_key], rs.token_spans[prop.sentence_key],
-                                prop.token_indices)
+        return retrieval_proposition_text(rs, prop)
 
     def kept(out: Sequence[int]) -> list[str]:
         left_out = set(out)
@@ -92,3 +111,33 @@ def write_propsegment_beir(rs, folder: str | os.PathLike, protocol: str = "autho
         "candidates": jsonl("candidates.jsonl", ({"query-id": q, "corpus-ids": kept(out)}
                                                  for q, out in zip(query_ids, removed))),
     }
+
+
+def propsegment_units(rs, vectors_by_id: dict, protocol: str = "authors") -> dict:
+    """A single-vector text encoder on PropSegment atomic-fact retrieval (``multivec.subencoder.evaluation``): each
+    query proposition's and candidate's vector (ids of ``retrieval_set_documents``),
+    candidates ranked by cosine under ``protocol``, per-query P@1 and R@5 x 100 with the query unit ids of the
+    sub-sentence encoder's tables (the same scorer, so the cells pair up)."""
+    import numpy as np
+    import torch
+
+    from multivec.evaluation.document_tasks import UnitScores
+    from multivec.metrics.maxsim import cosine_matrix
+    from multivec.subencoder.evaluation.retrieval import evaluate_scores, proposition_id, query_unit_id
+
+    rows = list(range(len(rs.queries)))
+    query_ids = [QUERY_PREFIX + query_unit_id(rs, row) for row in rows]
+    candidate_ids = [CANDIDATE_PREFIX + proposition_id(c) for c in rs.candidates]
+    missing = [i for i in query_ids + candidate_ids if i not in vectors_by_id]
+    if missing:
+        raise KeyError(f"PropSegment: the embeddings lack {len(missing)} of the {len(query_ids)} queries and "
+                       f"{len(candidate_ids)} candidates (first: {missing[:3]})")
+
+    def matrix(ids):
+        return torch.as_tensor(np.stack([np.asarray(vectors_by_id[i]).reshape(-1) for i in ids]))
+
+    result = evaluate_scores(rs, cosine_matrix(matrix(query_ids), matrix(candidate_ids)), rows)
+    per_query = result["per_query"]
+    values = per_query["protocols"][protocol]
+    return {metric: UnitScores("mean", list(per_query["units"]), np.asarray(values[key], dtype=np.float64))
+            for metric, key in (("P@1", "p@1"), ("R@5", "r@5"))}

@@ -28,3 +28,13 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list
                              f"{len(header)} columns: {cells!r}")
         lines.append(markdown_row(cells))
     return lines
+
+
+def format_bytes(n: float | None) -> str:
+    """A byte count as a reader reads it (``1.5 kB``, ``2.3 MB``); empty when missing."""
+    if n is None or n != n:
+        return ""
+    for unit, size in (("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"

@@ -316,6 +316,12 @@ def segment_word_nll(token_nll: Sequence[float], token_word: Sequence[Any], toke
     return out
 
 
+def segment_unit_id(stream, position) -> str:
+    """The evaluation-unit id of the test segment at ``position`` of ``stream``: ``"<stream>:<position>"``
+    (``statistics.clusters`` clusters these by stream)."""
+    return f"{stream}:{position}"
+
+
 def evaluate_segments(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_size: int,
                       autocast=None) -> tuple[dict[str, float], dict[str, tuple[float, int]]]:
     """``evaluate``'s summary and, per segment (``"<stream>:<position>"``), its words' summed NLL and count."""
@@ -335,7 +341,7 @@ def evaluate_segments(lm: NuggetLanguageModel, data: SegmentData, h: int, batch_
                 seg = data.segments[i]
                 token_nll += nll[row, :len(seg.ids)].tolist()
                 token_word += [(seg.stream, w) for w in seg.word_index]
-                token_segment += [f"{seg.stream}:{seg.position}"] * len(seg.word_index)
+                token_segment += [segment_unit_id(seg.stream, seg.position)] * len(seg.word_index)
     lm.train(was_training)
     counts = [Counter(stream.word_index) for stream in data.streams]  # subword tokens per word
     words = {(s, w): (data.streams[s].words[w], counts[s][w]) for s, w in set(token_word)}

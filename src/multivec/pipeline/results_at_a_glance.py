@@ -1,8 +1,12 @@
-"""The README's "results at a glance", rendered from the committed results (shared by the three works).
+"""The README's "results at a glance" and the docs' claims tables, rendered from the committed results (shared
+by the three works).
 
 The block between ``<!-- results-at-a-glance:start -->`` and ``<!-- results-at-a-glance:end -->`` in
-README.md is this module's output for ``results/``; ``tests/test_readme_results.py`` fails when the two
-differ, so the README cannot go stale. Rewrite the block after rebuilding results with::
+README.md is this module's output for ``results/``, and so is each work's claims table between
+``<!-- claims:<work>:start -->`` and ``<!-- claims:<work>:end -->`` in its docs page (``CLAIMS_PAGES``: each
+claim's short name from ``config/claims.yaml``, the rest from ``results/claims.csv``);
+``tests/test_readme_results.py`` fails when they differ, so neither can go stale. Rewrite them after rebuilding
+results with::
 
     .venv/bin/python -m multivec.pipeline.results_at_a_glance README.md
 
@@ -128,30 +132,114 @@ def distill_table(results: Path) -> str:
             + markdown_table(["row", "Lee Pearson", "polarity acc.", "PI MRR×100", "RR MRR×100"], body))
 
 
+def representations_table(results: Path) -> str:
+    """The representation matrix (``multivec.evaluation.representation_matrix``): each representation's value on
+    every task it was scored on, each task on the units its column shares, and its index bytes per PI document."""
+    from multivec.io.markdown_table import format_bytes
+
+    rows = _rows(results / "representations.csv")
+    tasks = list(dict.fromkeys(r["task"] for r in rows))  # the matrix's task order
+    metric = {r["task"]: r["metric"] for r in rows}
+    cells = {(r["representation"], r["task"]): r for r in rows}
+    names = list(dict.fromkeys(r["representation"] for r in rows))
+    body = []
+    for name in names:
+        values = []
+        for task in tasks:
+            r = cells.get((name, task))
+            values.append("" if r is None else
+                          f"{float(r['value']):.{3 if task == 'Lee' else 1}f}{' †' if r['pareto'] == 'True' else ''}")
+        pi = cells.get((name, "PI"))
+        values.append(format_bytes(float(pi["bytes_per_document"])) if pi and pi["bytes_per_document"] else "")
+        body.append([name, *values])
+    header = ["representation", *(f"{t} ({metric[t]})" for t in tasks), "bytes per PI document"]
+    return ("**Every representation on every task** (`results/representations.csv`, 95% CIs there; each task on "
+            "the units all its rows share; † = on the task's Pareto front of quality against index size; "
+            "[docs/representations.md](docs/representations.md)).\n\n" + markdown_table(header, body))
+
+
 def render(results: Path) -> str:
-    """The block's Markdown, markers included."""
+    """The block's Markdown, markers included (the representation matrix once it is built)."""
     parts = [claims_tally(_rows(results / "claims.csv")), nugget_table(results), subencoder_table(results),
              distill_table(results)]
+    if (results / "representations.csv").exists():
+        parts.append(representations_table(results))
     return "\n".join([START, "", *(part + "\n" for part in parts), END])
 
 
-def block_of(text: str) -> str:
+def block_of(text: str, start: str = START, end: str = END) -> str:
     """The block as it stands in ``text`` (markers included)."""
-    if text.count(START) != 1 or text.count(END) != 1:
-        raise ValueError(f"expected one {START} and one {END}")
-    return text[text.index(START): text.index(END) + len(END)]
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise ValueError(f"expected one {start} and one {end}")
+    return text[text.index(start): text.index(end) + len(end)]
+
+
+# Each work's docs page, whose claims table is rendered here (claims_block).
+CLAIMS_PAGES = {"nugget": "docs/nugget.md", "subencoder": "docs/subencoder.md", "distill": "docs/distill.md"}
+
+
+def claims_markers(work: str) -> tuple[str, str]:
+    return f"<!-- claims:{work}:start -->", f"<!-- claims:{work}:end -->"
+
+
+def _decided(claim: dict[str, str]) -> str:
+    """The sub-test that decided the verdict: its name, difference [CI] and raw p (claims.csv's columns)."""
+    if not claim.get("difference"):
+        return "–"
+    text = (f"{float(claim['difference']):+.2f} [{float(claim['difference_lo']):+.2f}, "
+            f"{float(claim['difference_hi']):+.2f}]")
+    if claim.get("p"):
+        text += f", p = {float(claim['p']):.4f}"
+    return f"{claim['decided_by']}: {text}" if claim.get("decided_by") else text
+
+
+def claims_block(claims: list[dict[str, str]], shorts: dict[str, str], work: str) -> str:
+    """One work's claims as its docs page shows them (markers included): id, the claim's short name, our
+    numbers, the sub-test that decided and the verdict, in the claims file's order."""
+    start, end = claims_markers(work)
+    rows = [[c["id"], shorts[c["id"]], c.get("ours") or "–", _decided(c), f"**{c['verdict']}**"]
+            for c in claims if c["work"] == work]
+    if not rows:
+        raise ValueError(f"results/claims.csv has no claim of work {work!r}")
+    table = markdown_table(["id", "claim", "ours", "decided by: difference [CI], p", "verdict"], rows)
+    return f"{start}\n{table}\n{end}"
+
+
+def claim_shorts(claims_file: Path) -> dict[str, str]:
+    """Each claim's short name (``short`` in config/claims.yaml)."""
+    import yaml
+
+    claims = yaml.safe_load(claims_file.read_text(encoding="utf-8"))["claims"]
+    missing = [c["id"] for c in claims if not c.get("short")]
+    if missing:
+        raise ValueError(f"{claims_file}: claim(s) {missing} have no `short` name for the docs' claims tables")
+    return {c["id"]: c["short"] for c in claims}
+
+
+def render_claims_blocks(repo: Path) -> dict[str, str]:
+    """``{docs page: its rendered claims block}`` from results/claims.csv and config/claims.yaml."""
+    claims = _rows(repo / "results" / "claims.csv")
+    shorts = claim_shorts(repo / "config" / "claims.yaml")
+    return {page: claims_block(claims, shorts, work) for work, page in CLAIMS_PAGES.items()}
 
 
 def rewrite(readme: Path, results: Path) -> bool:
-    """Replace the README's block by a fresh render; True when it changed."""
-    text = readme.read_text(encoding="utf-8")
-    updated = text.replace(block_of(text), render(results))
-    if updated != text:
-        readme.write_text(updated, encoding="utf-8")
-    return updated != text
+    """Replace the README's block and the docs' claims blocks by a fresh render; True when one changed."""
+    repo = results.parent
+    changed = False
+    targets = [(readme, START, END, render(results))]
+    for (work, page), block in zip(CLAIMS_PAGES.items(), render_claims_blocks(repo).values()):
+        targets.append((repo / page, *claims_markers(work), block))
+    for path, start, end, fresh in targets:
+        text = path.read_text(encoding="utf-8")
+        updated = text.replace(block_of(text, start, end), fresh)
+        if updated != text:
+            path.write_text(updated, encoding="utf-8")
+            changed = True
+    return changed
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
     changed = rewrite(target, target.resolve().parent / "results")
-    print(f"{target}: results at a glance {'rewritten' if changed else 'already current'}")
+    print(f"{target} and the docs' claims tables: {'rewritten' if changed else 'already current'}")

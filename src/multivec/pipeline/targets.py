@@ -34,15 +34,17 @@ from typing import Iterable, Sequence
 WORKS = ("nugget", "subencoder", "distill")
 WORK_TARGETS = WORKS  # one target rule per paper, named as the work
 CLAIM_TARGETS = tuple(f"{work}_claims" for work in WORKS)
+# The cross-work target: every representation against every task (rules/representations.smk).
+MATRIX_TARGETS = ("representations",)
 # Targets outside `all` (CI time): the exports of the trained models and rankings (rules/interop.smk).
 EXPORT_TARGETS = ("exports",)
 # The rules only those targets run: no job of `all`'s DAG (tests exclude them from the rules that must run).
 EXPORT_RULES = ("export_model", "export_trec", "export_trec_propsegment", "export_beir", "export_beir_propsegment",
                 "export_mteb", "export_manifest")
 # What the message lists, in this order; every one is a rule of the Snakefile without wildcards.
-MAIN_TARGETS = ("all", *WORK_TARGETS, "claims", *CLAIM_TARGETS, *EXPORT_TARGETS)
+MAIN_TARGETS = ("all", *WORK_TARGETS, *MATRIX_TARGETS, "claims", *CLAIM_TARGETS, *EXPORT_TARGETS)
 # The target rules: no output of their own, so they are never a job of another target's DAG.
-TARGET_RULES = ("all", *WORK_TARGETS, *CLAIM_TARGETS, *EXPORT_TARGETS)
+TARGET_RULES = ("all", *WORK_TARGETS, *MATRIX_TARGETS, *CLAIM_TARGETS, *EXPORT_TARGETS)
 # What the message says of a main target whose rule has no docstring. `all` and `claims` have none on purpose:
 # a docstring changes their line in `snakemake --list-rules`, which tests read as the list of the DAG's rules.
 DESCRIPTIONS = {

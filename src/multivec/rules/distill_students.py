@@ -37,6 +37,35 @@ def distill_entry_folders(entries: list[dict[str, Any]]) -> list[str]:
     return sorted({folder for entry in entries for folder in entry["embeddings"].values()})
 
 
+def committed_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` as the distillation table reads them: each embeddings folder replaced by the folder of its
+    committed ``meta.json`` and each training summary by its committed copy (``multivec.io.committed_inputs``)."""
+    from multivec.io.committed_inputs import committed_folder, committed_input
+
+    out = []
+    for entry in entries:
+        entry = {**entry, "embeddings": {task: committed_folder(folder) for task, folder in entry["embeddings"].items()}}
+        if "summary" in entry:
+            entry["summary"] = committed_input(entry["summary"])
+        out.append(entry)
+    return out
+
+
+def committed_entry_files(entries: list[dict[str, Any]]) -> list[str]:
+    """The committed copies ``committed_entries`` reads: every folder's ``meta.json`` and every summary, once."""
+    from multivec.io.committed_inputs import committed_input
+
+    return sorted({committed_input(f"{folder}/meta.json") for folder in distill_entry_folders(entries)}
+                  | {committed_input(e["summary"]) for e in entries if "summary" in e})
+
+
+def frozen_check_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries the frozen-backbone check compares: every frozen row and the untrained student (none when no
+    row is frozen)."""
+    frozen = [e for e in entries if e.get("frozen")]
+    return frozen + [e for e in entries if e["kind"] == "untrained_student"] if frozen else []
+
+
 class DistillStudents:
     """The config's ``distill`` section as the students' rules read it."""
 
@@ -147,6 +176,24 @@ class DistillStudents:
 
     def distill_gold_folders(self) -> list[str]:
         return [f"data/built/distill/eval_{t}" for t in self.distill_tasks()]
+
+    def entry_folder(self, entry: dict[str, Any], split: str) -> str:
+        """The embeddings folder of a distillation-table row (``distill_table_entries``) on any document set."""
+        kind = entry["kind"]
+        if kind == "structural_teacher":
+            return self.distill_teacher("structural", split)
+        if kind == "contextual_teacher":
+            return self.distill_teacher("contextual", split)
+        if kind == "teachers_concatenated":
+            return f"data/distill/concat/{split}"
+        if kind == "untrained_student":
+            return DISTILL_UNTRAINED_EMBEDDINGS.format(split=split)
+        return DISTILL_STUDENT_EMBEDDINGS.format(run=entry["name"][len("student_"):], seed=entry["seed"], split=split)
+
+    def propsegment_entries(self, seedset: str, split: str) -> list[tuple[str, Any, str]]:
+        """(row, seed, embeddings folder on ``split``) of every distillation-table row of a seed set: the rows
+        scored on PropSegment for the representation matrix (rules/representations.smk)."""
+        return [(e["name"], e["seed"], self.entry_folder(e, split)) for e in self.distill_table_entries(seedset)]
 
     def stat_tables(self) -> list[dict[str, Any]]:
         """The statistics layer's tables of this work (StatTables.register's arguments): the students' table and

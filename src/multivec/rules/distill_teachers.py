@@ -68,6 +68,21 @@ class DistillTeachers:
                  for v in self.pv_variants]
         return rows
 
+    def committed_teachers(self) -> list[tuple[str, str, dict[str, str]]]:
+        """``distill_teachers`` with each embeddings folder replaced by the folder of its committed ``meta.json``
+        (``multivec.io.committed_inputs``): what the teachers' table reads."""
+        from multivec.io.committed_inputs import committed_folder
+
+        return [(name, kind, {split: committed_folder(folder) for split, folder in folders.items()})
+                for name, kind, folders in self.distill_teachers()]
+
+    def committed_teacher_metas(self) -> list[str]:
+        """The committed copy of every teacher embeddings folder's ``meta.json`` (the teachers' table's inputs)."""
+        from multivec.io.committed_inputs import committed_input
+
+        return [committed_input(f"{folder}/meta.json") for _, _, folders in self.distill_teachers()
+                for folder in folders.values()]
+
     def teacher_unit_entries(self) -> list:
         """The teachers as entries of their unit file (seed None: deterministic given the config seed)."""
         from multivec.distill.tables.teacher_table import teacher_entries

@@ -13,6 +13,9 @@ from multivec.rules.seed_sets import SeedSets
 
 # Raw eq. 9 gains of one document length, from the AE model of one training seed (rules/nugget_gain.smk).
 GAIN_FILE = "results/nugget_analysis/probability_gain/seed{seed}/len{length}.safetensors"
+# The same with each nugget exposed by its vector alone, without the decoder's position term (a model whose memory
+# carries each slot's position, decoder_memory_positions): which part of the gain the position channel makes.
+GAIN_FILE_VECTORS_ONLY = "results/nugget_analysis/probability_gain/vectors_only/seed{seed}/len{length}.safetensors"
 
 
 class NuggetFigures:
@@ -40,9 +43,11 @@ class NuggetFigures:
                 for o in self.seeds.rows("nugget_fig5", seedset, self.objectives)
                 for seed in self.seeds.model_seeds(seedset)]
 
-    def gain_files(self, seedset: str, lengths: Iterable[Any]) -> list[tuple[str, str, Any]]:
-        """(gains file, row = len<L>, seed) of every document length of a seed set (units_nugget_fig7_8)."""
+    def gain_files(self, seedset: str, lengths: Iterable[Any], table: str = "nugget_fig7_8",
+                   pattern: str = GAIN_FILE) -> list[tuple[str, str, Any]]:
+        """(gains file, row = len<L>, seed) of every document length of a seed set (units_nugget_fig7_8; with
+        ``pattern`` GAIN_FILE_VECTORS_ONLY, the table of the exposures without the position term)."""
         lengths = list(lengths)
-        rows = self.seeds.rows("nugget_fig7_8", seedset, [f"len{length}" for length in lengths])
-        return [(GAIN_FILE.format(seed=seed, length=length), f"len{length}", seed) for length in lengths
+        rows = self.seeds.rows(table, seedset, [f"len{length}" for length in lengths])
+        return [(pattern.format(seed=seed, length=length), f"len{length}", seed) for length in lengths
                 if f"len{length}" in rows for seed in self.seeds.model_seeds(seedset)]

@@ -14,7 +14,8 @@ from typing import Any, Iterable, Mapping
 
 from multivec.nugget.tables.encoding_folders import BASE_ENCODINGS
 from multivec.rules.nugget_zoo import TRAINED_KINDS, NuggetZoo
-from multivec.rules.paths import SEED_PATTERN, TASKS, frozen_bottom_dir, task_dir, token_pooling_dir
+from multivec.rules.paths import (SEED_PATTERN, TASKS, document_task_documents, document_task_gold, frozen_bottom_dir,
+                                  task_dir, token_pooling_dir)
 from multivec.rules.seed_sets import SeedSets
 
 
@@ -91,6 +92,31 @@ class Table2Runs:
         return [(f"results/table2/{self.row_run(name, seed)}/{task}.rankings.jsonl", name, seed, task)
                 for name in self.seeds.rows("table2", seedset, self.rows)
                 for seed in (seeds if self.is_trained(name) else [None]) for task in TASKS]
+
+    # -- Table 2's rows on the document tasks (Lee, polarity: the representation matrix, rules/representations.smk)
+    def document_task_rows(self, seedset: str) -> list[str]:
+        """The rows of a seed set that have vectors (every kind but BM25)."""
+        from multivec.nugget.tables.table2_rows import DOCUMENT_TASK_ROW_KINDS
+
+        return [name for name in self.seeds.rows("table2", seedset, self.rows)
+                if self.rows[name]["kind"] in DOCUMENT_TASK_ROW_KINDS]
+
+    def document_encoding_inputs(self, encoder: str, tasks: Iterable[str]) -> dict[str, str]:
+        """Encoding the document tasks needs their documents (the distillation work's ``eval_<task>.jsonl``, keyed
+        by task) and, for a trained row's run, its model (the whole model runs: no frozen bottom is shared for
+        these small tasks)."""
+        inputs = {task: document_task_documents(task) for task in tasks}
+        if encoder != BASE_ENCODINGS:
+            inputs.update(self.zoo.model_files(*parse_run(encoder)))
+        return inputs
+
+    def document_task_files(self, seedset: str, tasks: Iterable[str]) -> list[tuple[str, str, Any, str, str]]:
+        """(encodings folder, row, seed, task, gold folder) of every vector row's run of a seed set on each
+        document task (units_table2_document_tasks's inputs)."""
+        seeds = self.seeds.model_seeds(seedset)
+        return [(self.encodings_dir(self.row_run(name, seed), task), name, seed, task, document_task_gold(task))
+                for name in self.document_task_rows(seedset)
+                for seed in (seeds if self.is_trained(name) else [None]) for task in tasks]
 
     def memory_use_models(self) -> dict[str, dict[str, str]]:
         """The models whose memory use is measured: Table 2's trained rows at the first tables seed, then each of

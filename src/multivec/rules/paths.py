@@ -37,6 +37,20 @@ def frozen_bottom_dir(task: str) -> str:
     return f"data/frozen_bottom/{task}"
 
 
+PROPSEGMENT_SPLIT = "eval_propsegment"  # PropSegment's propositions as texts, for the distillation models' embeddings
+DOCUMENT_TASKS = ["lee", "polarity"]  # the document tasks every representation is scored on (evaluation.document_tasks)
+
+
+def document_task_documents(task: str) -> str:
+    """A document task's documents: the distillation work's evaluation file (rules/distill_teachers.smk)."""
+    return f"data/built/distill/eval_{task}.jsonl"
+
+
+def document_task_gold(task: str) -> str:
+    """A document task's gold folder beside its documents (ratings or labels)."""
+    return f"data/built/distill/eval_{task}"
+
+
 def token_pooling_dir(ratio: Any, task: str) -> str:
     """The pooled encodings of one ratio on one task (rules/token_pooling.smk)."""
     return f"data/encodings/{TOKEN_POOLING_ENCODINGS}/r{ratio}/{task}"

@@ -2,8 +2,11 @@
 against the tables the workflow declares. Verdicts are computed in ``multivec.statistics.claims``.
 
 ``check_claims`` runs before any job (rules/claims.smk): a claim naming an unknown table, or a row or metric
-that its table does not have, stops the run naming the claim and the name. Only the standard library and
-yaml at import: the workflow imports this module while it parses.
+that its table does not have, stops the run naming the claim and the name. ``load_claims`` refuses a margin,
+delta or level without a stated source (``margin_source`` on the rule, on an ``all_of`` above it or on the
+claim), and an ``origin`` other than ``paper`` or ``ours``; ``check_claim_origins`` (run by the workflow)
+requires every claim to state its origin. Only the standard library and yaml at import: the workflow imports
+this module while it parses.
 """
 
 from __future__ import annotations
@@ -18,8 +21,13 @@ import yaml
 
 from multivec.io import yaml_safe_loader
 
-KINDS = ("greater", "not_worse", "within", "monotone", "saturates", "ordering", "peak", "all_of")
+KINDS = ("greater", "not_worse", "within", "level", "monotone", "saturates", "ordering", "peak", "all_of")
 REQUIRED_KEYS = ("id", "work", "claim", "source", "rule")
+ORIGINS = ("paper", "ours")  # a claim of the paper, or a target this project set itself
+# The bounds of a `level` rule: the statistic's CI against a stated constant (>=, >, <=, <).
+LEVEL_BOUNDS = ("at_least", "above", "at_most", "below")
+# The keys whose numbers a claim must source (`margin_source`).
+THRESHOLD_KEYS = ("margin", "delta", *LEVEL_BOUNDS)
 
 
 class ClaimError(ValueError):
@@ -61,8 +69,41 @@ def load_claims(path: str | os.PathLike) -> list[dict[str, Any]]:
         if claim["id"] in seen:
             raise ClaimError(f"{where}: id {claim['id']!r} used twice")
         seen.add(claim["id"])
+        if "origin" in claim and claim["origin"] not in ORIGINS:
+            raise ClaimError(f"{where} ({claim['id']}): origin must be one of {ORIGINS}, got {claim['origin']!r}")
         references(claim["rule"], f"{where} ({claim['id']})")  # form of the rule and its references
+        unsourced = unsourced_thresholds(claim["rule"], _has_source(claim))
+        if unsourced:
+            raise ClaimError(f"{where} ({claim['id']}): {', '.join(unsourced)} without a stated source: give "
+                             "`margin_source:` (the paper's sentence or table it comes from, or \"ours: <why>\") on "
+                             "the rule, on an all_of above it, or on the claim")
     return document["claims"]
+
+
+def _has_source(mapping: Mapping[str, Any]) -> bool:
+    value = mapping.get("margin_source")
+    return isinstance(value, str) and bool(value.strip())
+
+
+def unsourced_thresholds(rule: Any, sourced: bool = False, path: str = "rule") -> list[str]:
+    """The margins, deltas and levels of ``rule`` (``path.key = value``) with no ``margin_source`` on their
+    rule, an ``all_of`` above it, or (``sourced``) the claim."""
+    if not isinstance(rule, dict):
+        return []
+    sourced = sourced or _has_source(rule)
+    out = [] if sourced else [f"{path}.{k} = {rule[k]}" for k in THRESHOLD_KEYS if k in rule]
+    if rule.get("kind") == "all_of" and isinstance(rule.get("rules"), list):
+        for number, sub in enumerate(rule["rules"], start=1):
+            out += unsourced_thresholds(sub, sourced, f"{path}.rules[{number}]")
+    return out
+
+
+def check_claim_origins(claims: Sequence[dict[str, Any]], where: str = "claims") -> None:
+    """Every claim states its ``origin`` (``paper``: the paper's claim; ``ours``: a target this project set
+    itself), so that the tally of claims.md keeps the two apart; ClaimError naming the claims otherwise."""
+    missing = [str(c["id"]) for c in claims if c.get("origin") not in ORIGINS]
+    if missing:
+        raise ClaimError(f"{where}: claim(s) {missing} need `origin: paper` or `origin: ours`")
 
 
 def parse_reference(item: Any, defaults: Mapping[str, Any], where: str) -> Reference:
@@ -93,19 +134,23 @@ def references(rule: Any, where: str) -> list[Reference]:
     if kind in ("greater", "not_worse", "within"):
         if "a" not in rule or "b" not in rule:
             raise ClaimError(f"{where}: {kind} needs `a` and `b`")
-        if kind == "within" and not _is_number(rule.get("delta")):
-            raise ClaimError(f"{where}: within needs a number `delta`")
-        for key in ("margin",):
-            if key in rule and not _is_number(rule[key]):
-                raise ClaimError(f"{where}: `{key}` must be a number")
+        if kind == "within" and not (_is_number(rule.get("delta")) and rule["delta"] > 0):
+            raise ClaimError(f"{where}: within needs a number `delta` > 0")
+        if "margin" in rule and not (_is_number(rule["margin"]) and rule["margin"] >= 0):
+            raise ClaimError(f"{where}: `margin` must be a number >= 0")
         return [parse_reference(rule["a"], defaults, where), parse_reference(rule["b"], defaults, where)]
+    if kind == "level":
+        bounds = [k for k in LEVEL_BOUNDS if k in rule]
+        if "ref" not in rule or len(bounds) != 1 or not _is_number(rule[bounds[0]]):
+            raise ClaimError(f"{where}: level needs `ref` and one number among {LEVEL_BOUNDS}, got {rule!r}")
+        return [parse_reference(rule["ref"], defaults, where)]
     items = rule.get("items")
     if not isinstance(items, list) or len(items) < 2:
         raise ClaimError(f"{where}: {kind} needs a list `items` of at least two references")
     if kind == "monotone" and rule.get("direction") not in ("increasing", "decreasing"):
         raise ClaimError(f"{where}: monotone needs direction increasing or decreasing")
-    if kind == "saturates" and not _is_number(rule.get("delta")):
-        raise ClaimError(f"{where}: saturates needs a number `delta`")
+    if kind == "saturates" and not (_is_number(rule.get("delta")) and rule["delta"] > 0):
+        raise ClaimError(f"{where}: saturates needs a number `delta` > 0")
     return [parse_reference(item, defaults, where) for item in items]
 
 

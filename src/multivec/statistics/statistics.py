@@ -9,7 +9,7 @@ a sufficient statistic, so that a bootstrap resample or a randomization swap onl
 | ``ratio`` | (a, b) | Σa / Σb |
 | ``perplexity`` | (nll, tokens) | exp(Σnll / Σtokens) |
 | ``relative_drop`` | (nll₀, tok₀, nll₁, tok₁) | 1 − ppl₁ / ppl₀, the share of perplexity a change removes |
-| ``bleu`` | sacrebleu's sentence statistics (sys_len, ref_len, correct₁..₄, total₁..₄) | corpus BLEU (0–100) |
+| ``bleu`` | sacrebleu's sentence statistics (sys_len, ref_len, correct₁..₄, total₁..₄) | corpus BLEU (0–100; sacrebleu's default 'exp' smoothing) |
 | ``f1`` / ``precision`` / ``recall`` | (tp, fp, fn) | micro-averaged over units |
 | ``pearson`` / ``spearman`` | (system, gold) per document *pair* | correlation over the pairs |
 | ``pair_mean`` | (x) per document *pair* | mean of x over the pairs (e.g. the mean pairwise cosine) |
@@ -19,10 +19,16 @@ axes are resamples, so a bootstrap evaluates thousands of resamples in one call.
 correlations are not sums over units; ``multivec.statistics.resampling`` resamples documents
 and keeps the pairs among them (``PAIR_STATISTICS``).
 
-Corpus BLEU is computed here from summed sacrebleu statistics with sacrebleu's formula (no
-smoothing, 4-grams, brevity penalty); ``tests/test_statistics.py`` checks it equals
-``sacrebleu.corpus_bleu`` on the same sentences. It is vectorised over resamples, which sacrebleu's
+Corpus BLEU is computed here from summed sacrebleu statistics with sacrebleu's formula and its default
+'exp' smoothing (4-grams, brevity penalty; the one smoothing every BLEU of the project uses);
+``tests/test_statistics.py`` checks it equals ``sacrebleu.corpus_bleu`` on the same sentences. It is vectorised over resamples, which sacrebleu's
 per-call ``compute_bleu`` is not.
+
+``weighted_statistic(name, weights, components)`` is the statistic of many reweighted copies of one set of
+units at once (a bootstrap resample is a vector of how often each unit is drawn): sums become
+``weights @ components``, a mean the weighted mean, and a pair correlation the weighted Pearson correlation
+(of weighted mid-ranks for Spearman), which equals the correlation of the resample with each pair repeated
+as often as it is drawn. With unit weights it is the statistic itself (tested).
 """
 
 from __future__ import annotations
@@ -55,16 +61,22 @@ BLEU_COMPONENTS = 10  # sys_len, ref_len, correct 1..4, total 1..4 (sacrebleu's 
 
 
 def _bleu(c: np.ndarray) -> np.ndarray:
+    # sacrebleu's corpus BLEU with its default 'exp' smoothing (the NIST mteval-v13a method: the k-th n-gram
+    # order with no match counts 1 / (2^k · total)), so that a table and sacrebleu give the same number even
+    # near 0; no match at all, or an order with no n-grams, gives 0 as in sacrebleu.
     s = c.sum(axis=-2)
     sys_len, ref_len = s[..., 0], s[..., 1]
     correct, total = s[..., 2:6], s[..., 6:10]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precisions = np.where(total > 0, correct / np.where(total > 0, total, 1), 0.0)
-        log_p = np.where(correct > 0, np.log(np.where(correct > 0, precisions, 1.0)), -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        unmatched = (correct == 0) & (total > 0)
+        halvings = np.cumsum(unmatched, axis=-1)  # how many unmatched orders so far: 2^k in the denominator
+        safe_total = np.where(total > 0, total, 1)
+        precisions = np.where(correct > 0, correct / safe_total, 1.0 / (2.0 ** halvings * safe_total))
+        log_p = np.where(total > 0, np.log(precisions), -np.inf)
         geo = np.exp(log_p.mean(axis=-1))
         bp = np.where(sys_len < ref_len, np.exp(1.0 - ref_len / np.where(sys_len > 0, sys_len, 1)), 1.0)
     bleu = 100.0 * bp * geo
-    return np.where((sys_len > 0) & (correct.min(axis=-1) > 0), bleu, 0.0)
+    return np.where((sys_len > 0) & (correct.max(axis=-1) > 0) & (total.min(axis=-1) > 0), bleu, 0.0)
 
 
 def _f1(c: np.ndarray) -> np.ndarray:
@@ -127,6 +139,51 @@ STATISTICS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int | None]] = {
 # correlations among them are invariant to z-scoring a system's scores (the randomization test uses that).
 PAIR_CORRELATIONS = {"pearson", "spearman"}
 PAIR_STATISTICS = PAIR_CORRELATIONS | {"pair_mean"}
+
+
+def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson correlation per row of weights w (R, n) of x and y ((n,) or (R, n)); NaN where one is constant."""
+    total = w.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx = (w * x).sum(axis=-1) / total
+        my = (w * y).sum(axis=-1) / total
+        dx, dy = x - mx[:, None], y - my[:, None]
+        sxx, syy, sxy = (w * dx * dx).sum(-1), (w * dy * dy).sum(-1), (w * dx * dy).sum(-1)
+        r = sxy / np.sqrt(sxx * syy)
+    scale_x = np.max(np.abs(x)) ** 2 * total + 1e-300
+    scale_y = np.max(np.abs(y)) ** 2 * total + 1e-300
+    constant = (sxx <= 1e-12 * scale_x) | (syy <= 1e-12 * scale_y) | (np.count_nonzero(w, axis=-1) < 2)
+    return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
+
+
+def _weighted_ranks(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Mid-ranks (R, n) of x in each weighted multiset: #{smaller draws} + (#{tied draws} + 1) / 2."""
+    values, inverse = np.unique(x, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    per_value = np.add.reduceat(w[:, order], starts, axis=1)  # (R, distinct values): draws of each value
+    below = np.cumsum(per_value, axis=-1) - per_value
+    return (below + (per_value + 1.0) / 2.0)[:, inverse]
+
+
+def weighted_statistic(name: str, weights: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """The statistic ``name`` of ``components`` (n_units, k) with each unit counted ``weights[r, u]`` times,
+    for every row r of ``weights`` (R, n_units): (R,). A resample whose statistic is undefined is NaN."""
+    w = np.asarray(weights, dtype=np.float64)
+    c = np.asarray(components, dtype=np.float64)
+    if c.ndim == 1:
+        c = c[:, None]
+    check_statistic(name, c.shape[-1])
+    if name in ("pearson", "spearman"):
+        x, y = c[:, 0], c[:, 1]
+        if name == "spearman":
+            x, y = _weighted_ranks(w, x), _weighted_ranks(w, y)
+        return _weighted_pearson(w, x, y)
+    if name in ("mean", "pair_mean"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (w @ c[:, 0]) / w.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return STATISTICS[name][0]((w @ c)[:, None, :])
 
 
 def check_statistic(name: str, components: int) -> None:

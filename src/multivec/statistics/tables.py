@@ -35,11 +35,12 @@ from multivec.statistics.resampling import (
     paired_difference,
     point_estimate,
 )
+from multivec.statistics.clusters import table_cluster_kind, table_of_units_file
 from multivec.statistics.units import Measurement, SeedStack, read_units, stack_seeds
 
 SUMMARY_COLUMNS = ["row", "metric", "statistic", "mean", "sd", "lo", "hi", "n_seeds", "n_units"]
-TEST_COLUMNS = ["row", "against", "metric", "difference", "difference_lo", "difference_hi", "p", "p_holm",
-                "significant"]
+TEST_COLUMNS = ["row", "against", "metric", "difference", "difference_lo", "difference_hi", "seed_sd", "p",
+                "p_holm", "significant", "method"]
 
 
 def normalise_comparisons(comparisons: Iterable[dict[str, Any]] | None) -> list[tuple[str, str, list[str] | None]]:
@@ -117,8 +118,12 @@ class TableStatistics:
         """Markdown lines: the comparisons with differences, CIs and p-values."""
         if self.tests.empty:
             return []
-        lines = [f"Paired comparisons (randomization test over the same units; p Holm-corrected over the "
-                 f"table's {len(self.tests)} tests; * = significant at α = {self.alpha}):", ""]
+        methods = sorted(set(self.tests["method"])) if "method" in self.tests else []
+        test = " or ".join({"randomization": "paired randomization test", "bootstrap": "paired bootstrap test (the CI "
+                            "inverted: units, clusters and seeds resampled)"}.get(m, m) for m in methods) or "paired test"
+        lines = [f"Paired comparisons ({test} over the same units; p Holm-corrected over the "
+                 f"table's {len(self.tests)} tests; * = significant at α = {self.alpha}; the tests file names each "
+                 "comparison's method):", ""]
         scale = self.summary.groupby("metric")["mean"].apply(lambda v: v.abs().max()).to_dict()
         rows = []
         for t in self.tests.to_dict("records"):
@@ -167,8 +172,9 @@ def estimate_cell(record: Mapping[str, Any], column: str, digits: int = 2, missi
 
 def statistics_note(confidence: float, seeds: Sequence[int], unit: str) -> str:
     """One Markdown line saying how to read the metric cells (``unit``: what the bootstrap resamples)."""
-    return (f"Cells: seed mean [{confidence:.0%} percentile-bootstrap CI over {unit}, pooled across seeds] "
-            f"±seed-to-seed SD (only with several seeds); training seeds: {', '.join(map(str, seeds))}.")
+    return (f"Cells: seed mean [{confidence:.0%} percentile-bootstrap CI over {unit} (whole clusters where units "
+            f"cluster) and, with several seeds, over training seeds (a random effect)] ±seed-to-seed SD (only with "
+            f"several seeds); training seeds: {', '.join(map(str, seeds))}.")
 
 
 def table_statistics_from_units(units: str | os.PathLike, comparisons: Iterable[dict[str, Any]] | None,
@@ -177,14 +183,17 @@ def table_statistics_from_units(units: str | os.PathLike, comparisons: Iterable[
     bootstrap_resamples, permutation_resamples)."""
     return table_statistics(read_units(units), comparisons, alpha=settings["alpha"],
                             confidence=settings["confidence"], n_resamples=settings["bootstrap_resamples"],
-                            n_permutations=settings["permutation_resamples"])
+                            n_permutations=settings["permutation_resamples"],
+                            clusters=table_cluster_kind(table_of_units_file(units)))
 
 
 def table_statistics(measurements: Iterable[Measurement], comparisons: Iterable[dict[str, Any]] | None = None,
                      alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
-                     n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> TableStatistics:
-    """Summaries of every (row, metric) and the declared comparisons, Holm-corrected within the table."""
-    stacks = stack_seeds(measurements)
+                     n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+                     clusters: str | None = None) -> TableStatistics:
+    """Summaries of every (row, metric) and the declared comparisons, Holm-corrected within the table;
+    ``clusters``: the cluster kind of the units (``multivec.statistics.clusters``; None: independent)."""
+    stacks = stack_seeds(measurements, clusters=clusters)
     summary = []
     for (row, metric), stack in stacks.items():
         mean, sd = point_estimate(stack)
@@ -204,8 +213,9 @@ def table_statistics(measurements: Iterable[Measurement], comparisons: Iterable[
             d = paired_difference(stacks[(a, metric)], stacks[(b, metric)], confidence, n_resamples,
                                   n_permutations, seed)
             tests.append({"row": a, "against": b, "metric": metric, "difference": d.difference,
-                          "difference_lo": d.lo, "difference_hi": d.hi, "p": d.p})
-    tests_frame = pd.DataFrame.from_records(tests, columns=TEST_COLUMNS[:-2])
+                          "difference_lo": d.lo, "difference_hi": d.hi, "p": d.p,
+                          "seed_sd": d.seed_sd, "method": d.method})
+    tests_frame = pd.DataFrame.from_records(tests, columns=[c for c in TEST_COLUMNS if c not in ("p_holm", "significant")])
     tests_frame["p_holm"] = holm(tests_frame["p"].to_numpy()) if len(tests_frame) else []
     tests_frame["significant"] = tests_frame["p_holm"] < alpha
     return TableStatistics(pd.DataFrame.from_records(summary, columns=SUMMARY_COLUMNS), tests_frame[TEST_COLUMNS],

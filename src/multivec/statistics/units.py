@@ -11,6 +11,10 @@ Every table's measurements are written to one long-format Parquet file
 with the unit's components as a list. ``read_units`` gives the measurements back, and
 ``stack_seeds`` groups them per (row, metric) into a ``SeedStack`` (seeds × units × components)
 with the units in one order, which is what the resampling needs.
+
+A ``SeedStack`` may name the ``clusters`` its units fall in (a kind of ``multivec.statistics.clusters``:
+``"propsegment_query"``, ``"lm_segment"``, ...; ``None``: independent units): the bootstrap and the tests then
+resample whole clusters. ``stack_seeds(measurements, clusters=...)`` sets it, for all stacks or per metric.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -115,7 +119,8 @@ def read_units(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[M
 
 @dataclass
 class SeedStack:
-    """All seeds of one (row, metric): ``values`` is (n_seeds, n_units, n_components), units aligned."""
+    """All seeds of one (row, metric): ``values`` is (n_seeds, n_units, n_components), units aligned.
+    ``clusters``: the cluster kind of the units (``multivec.statistics.clusters``; None: each unit its own)."""
 
     row: str
     metric: str
@@ -123,6 +128,12 @@ class SeedStack:
     units: list[str]
     seeds: list[int | None]
     values: np.ndarray
+    clusters: str | None = None
+
+    @property
+    def has_seed_term(self) -> bool:
+        """Whether the row's training seeds vary: two seeds or more (one seed or ``None`` has no seed term)."""
+        return sum(s is not None for s in self.seeds) > 1
 
     @property
     def n_seeds(self) -> int:
@@ -140,9 +151,39 @@ class SeedStack:
                              f"extra {extra[:3]}); a paired comparison needs the same units")
         return self.values[:, [position[u] for u in units]]
 
+    def restricted_to(self, units: Sequence[str]) -> "SeedStack":
+        """The same stack on a subset of its units, in the order of ``units`` (ValueError for a unit it lacks):
+        e.g. the units several rows share, so that their values are comparable."""
+        position = {u: k for k, u in enumerate(self.units)}
+        missing = [u for u in units if u not in position]
+        if missing:
+            raise ValueError(f"{self.row}/{self.metric}: has no unit {missing[:3]}")
+        return SeedStack(self.row, self.metric, self.statistic, list(units), list(self.seeds),
+                         self.values[:, [position[u] for u in units]], self.clusters)
 
-def stack_seeds(measurements: Iterable[Measurement]) -> dict[tuple[str, str], SeedStack]:
-    """``{(row, metric): SeedStack}``; every seed of a (row, metric) must have the same units."""
+
+ClusterSpec = Union[str, None, Mapping[Any, Optional[str]], Callable[[str, str], Optional[str]]]
+
+
+def _cluster_kind(clusters: ClusterSpec, row: str, metric: str) -> str | None:
+    if clusters is None or isinstance(clusters, str):
+        return clusters
+    if callable(clusters):
+        return clusters(row, metric)
+    if (row, metric) in clusters:
+        return clusters[(row, metric)]
+    return clusters.get(metric)
+
+
+def stack_seeds(measurements: Iterable[Measurement],
+                clusters: ClusterSpec = None) -> dict[tuple[str, str], SeedStack]:
+    """``{(row, metric): SeedStack}``; every seed of a (row, metric) must have the same units.
+
+    ``clusters``: the cluster kind of the units (``multivec.statistics.clusters.CLUSTER_KINDS``) for every
+    stack (a string), per ``metric`` or ``(row, metric)`` (a mapping; absent: None), or a function of
+    (row, metric); None: independent units. A pair statistic's stack gets ``"document_pair"`` whatever is given. A kind the unit ids do not fit raises ValueError here."""
+    from multivec.statistics.clusters import unit_clusters
+
     grouped: dict[tuple[str, str], list[Measurement]] = {}
     for m in measurements:
         grouped.setdefault((m.row, m.metric), []).append(m)
@@ -162,6 +203,11 @@ def stack_seeds(measurements: Iterable[Measurement]) -> dict[tuple[str, str], Se
                 arrays.append(stack.aligned_to(units)[0])
             except ValueError as err:
                 raise ValueError(f"seed {m.seed} vs seed {group[0].seed}: {err}") from None
+        kind = _cluster_kind(clusters, row, metric)
+        if kind is not None and group[0].statistic in PAIR_STATISTICS:
+            kind = "document_pair"  # a pair statistic always resamples its documents
+        if kind is not None:
+            unit_clusters(units, kind)  # the ids must fit the kind
         stacks[(row, metric)] = SeedStack(row, metric, group[0].statistic, units, [m.seed for m in group],
-                                          np.stack(arrays))
+                                          np.stack(arrays), kind)
     return stacks

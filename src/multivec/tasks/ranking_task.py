@@ -34,6 +34,13 @@ DOCS_FILE = "docs.txt"
 TASK_FILE = "task.jsonl"
 
 
+def query_unit_id(position: int, source: str) -> str:
+    """The evaluation-unit id of a ranking task's query: its position and its source document,
+    ``"<position>:<source>"`` (a source may repeat). Every work's per-query scores on PI and RR use it, so that
+    their units pair up across works (the representation matrix)."""
+    return f"{int(position)}:{source}"
+
+
 @dataclass
 class RankingQuery:
     source: str

@@ -27,14 +27,14 @@ import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from multivec.io import EmptyOutputError, MalformedInputError, iter_lines, write_jsonl
+from multivec.data.document_task_gold import LEE_SIZE, read_lee_similarities  # shared: every representation's Lee
+from multivec.io import EmptyOutputError, MalformedInputError, write_jsonl
 
 log = logging.getLogger(__name__)
 
 EVAL_TASKS = ("lee", "polarity", "pi", "rr")
 TRAIN_SOURCES = ("lee_background", "gensim_enwiki", "debian_reference", "wikitext103")
 POLARITY_LABELS = {"__label__neg": 0, "__label__pos": 1}
-LEE_SIZE = 50
 
 
 def read_latin1_lines(path: str | os.PathLike) -> list[str]:
@@ -118,29 +118,6 @@ def lee_documents(path: str | os.PathLike) -> list[dict]:
     if len(lines) != LEE_SIZE:
         raise MalformedInputError(path, None, f"expected {LEE_SIZE} Lee documents, found {len(lines)}")
     return [{"id": f"lee_{n:02d}", "text": text} for n, text in enumerate(lines)]
-
-
-def read_lee_similarities(path: str | os.PathLike):
-    """The 50x50 matrix of human similarity ratings (gensim's ``similarities0-1.txt``)."""
-    import numpy as np
-
-    rows = []
-    for number, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            values = [float(x) for x in line.split()]
-        except ValueError:
-            raise MalformedInputError(path, number, "expected tab-separated numbers") from None
-        if len(values) != LEE_SIZE:
-            raise MalformedInputError(path, number, f"expected {LEE_SIZE} ratings, found {len(values)}")
-        bad = [v for v in values if not 0.0 <= v <= 1.0]  # also catches nan
-        if bad:
-            raise MalformedInputError(path, number, f"ratings must lie in [0, 1], found {bad[0]}")
-        rows.append(values)
-    if len(rows) != LEE_SIZE:
-        raise MalformedInputError(path, None, f"expected a {LEE_SIZE}x{LEE_SIZE} matrix, found {len(rows)} rows")
-    return np.array(rows)
 
 
 def polarity_documents(path: str | os.PathLike) -> tuple[list[dict], list[dict]]:

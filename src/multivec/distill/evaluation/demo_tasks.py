@@ -24,33 +24,20 @@ The thesis's paper-scale head (Linear-50-ReLU-Dropout-Linear on IMDB) is not par
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from multivec.distill.embeddings import vectors_for
+from multivec.data.document_task_gold import read_gold
+from multivec.evaluation.document_tasks import (POLARITY_FOLDS, UnitScores, cosine_similarities, lee_units,
+                                                 polarity_units, unit_rows)
 
 TASKS = ("lee", "polarity", "pi", "rr")
-POLARITY_FOLDS = 5
-FOLD_SEED = 0
 METRICS = {"lee": ("lee_pearson", "lee_spearman"), "polarity": ("polarity_accuracy",),
            "pi": ("pi_mrr",), "rr": ("rr_mrr",)}
-
-
-@dataclass
-class UnitScores:
-    """One metric of one embeddings folder per evaluation unit: ``statistic`` (a name of
-    ``multivec.statistics.STATISTICS``), ``units`` (ids) and ``values`` ((n,) or (n, components))."""
-
-    statistic: str
-    units: list[str]
-    values: np.ndarray
-
-    def value(self) -> float:
-        from multivec.statistics import compute_statistic
-
-        return float(compute_statistic(self.statistic, self.values))
+__all__ = ["TASKS", "METRICS", "UnitScores", "evaluate_units", "evaluate_embeddings", "paired_comparison",
+           "lee_correlations", "polarity_accuracy", "ranking_units", "ranking_mrr", "task_files"]
 
 
 def paired_comparison(scores: UnitScores, reference: UnitScores) -> dict[str, float]:
@@ -74,49 +61,9 @@ def task_files(task: str, root: str = "data/built/distill") -> dict[str, str]:
     return {"task": f"{root}/eval_{task}"}
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1.0, norms)
-
-
-def lee_pairs(vectors: np.ndarray, ratings: np.ndarray) -> np.ndarray:
-    """(n_pairs, 2): the cosine of each document pair of the upper triangle (i < j) and its human rating."""
-    unit = _unit(vectors)
-    upper = np.triu_indices(len(ratings), k=1)
-    return np.stack([(unit @ unit.T)[upper], np.asarray(ratings, dtype=np.float64)[upper]], axis=1)
-
-
-def lee_units(vectors: np.ndarray, ratings: np.ndarray, ids: list[str]) -> dict[str, UnitScores]:
-    """Lee similarity per document pair: Pearson and Spearman of cosine vs. human rating over the pairs."""
-    i, j = np.triu_indices(len(ratings), k=1)
-    pairs = [f"{ids[a]}|{ids[b]}" for a, b in zip(i, j)]
-    values = lee_pairs(vectors, ratings)
-    return {"lee_pearson": UnitScores("pearson", pairs, values), "lee_spearman": UnitScores("spearman", pairs, values)}
-
-
 def lee_correlations(vectors: np.ndarray, ratings: np.ndarray) -> dict[str, float]:
     ids = [f"lee_{n:02d}" for n in range(len(ratings))]
-    return {metric: scores.value() for metric, scores in lee_units(vectors, ratings, ids).items()}
-
-
-def polarity_predictions(vectors: np.ndarray, labels: np.ndarray, folds: int = POLARITY_FOLDS) -> np.ndarray:
-    """Each sentence's out-of-fold prediction: a logistic regression (standardised inputs) trained on the
-    other folds of a stratified ``folds``-fold split with a fixed fold seed."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    classifier = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-    splits = StratifiedKFold(n_splits=folds, shuffle=True, random_state=FOLD_SEED)
-    return cross_val_predict(classifier, vectors, labels, cv=splits)
-
-
-def polarity_units(vectors: np.ndarray, labels: np.ndarray, ids: list[str],
-                   folds: int = POLARITY_FOLDS) -> dict[str, UnitScores]:
-    """Polarity per sentence: 100 if its out-of-fold prediction is its label, else 0 (accuracy x 100)."""
-    correct = 100.0 * (polarity_predictions(vectors, labels, folds) == np.asarray(labels))
-    return {"polarity_accuracy": UnitScores("mean", list(ids), correct)}
+    return {metric: scores.value() for metric, scores in lee_units(cosine_similarities(vectors), ratings, ids).items()}
 
 
 def polarity_accuracy(vectors: np.ndarray, labels: np.ndarray, folds: int = POLARITY_FOLDS) -> dict[str, float]:
@@ -128,18 +75,18 @@ def polarity_accuracy(vectors: np.ndarray, labels: np.ndarray, folds: int = POLA
 def ranking_units(task_name: str, folder: str | os.PathLike, gold: str | os.PathLike) -> dict[str, UnitScores]:
     """A ranking task per query: 100 / the answer's rank among the query's candidates by cosine (ties
     pessimistic, ``multivec.metrics.ranking.ranks_of_answers``), whose mean is MRR x 100. A query's unit is
-    its source document (its position when a source repeats)."""
+    its position and source document (``ranking_task.query_unit_id``, as Table 2's)."""
     from multivec.metrics.ranking import ranks_of_answers
-    from multivec.tasks.ranking_task import RankingTask
+    from multivec.tasks.ranking_task import RankingTask, query_unit_id
 
     task = RankingTask.load(gold)
     sources = [q.source for q in task.queries]
     candidates = np.array([q.candidates for q in task.queries])
-    source_vectors = _unit(vectors_for(folder, sources))
-    candidate_vectors = _unit(vectors_for(folder, list(candidates.ravel()))).reshape(*candidates.shape, -1)
+    source_vectors = unit_rows(vectors_for(folder, sources))
+    candidate_vectors = unit_rows(vectors_for(folder, list(candidates.ravel()))).reshape(*candidates.shape, -1)
     scores = np.einsum("qd,qcd->qc", source_vectors, candidate_vectors)
     ranks = ranks_of_answers(scores, [q.answer for q in task.queries])
-    units = sources if len(set(sources)) == len(sources) else [f"{k}:{s}" for k, s in enumerate(sources)]
+    units = [query_unit_id(k, s) for k, s in enumerate(sources)]
     reciprocal = 100.0 / ranks  # not 100 * reciprocal_ranks: 100 * (1 / r) rounds differently for r = 3, 6, 7, ...
     return {f"{task_name}_mrr": UnitScores("mean", units, reciprocal)}
 
@@ -151,9 +98,6 @@ def ranking_mrr(task_name: str, folder: str | os.PathLike, gold: str | os.PathLi
 def evaluate_units(task_name: str, embeddings_folder: str | os.PathLike,
                    task_files: dict[str, str]) -> dict[str, UnitScores]:
     """Per-unit scores of the embeddings in ``embeddings_folder`` on one demo task (module docstring)."""
-    from multivec.distill.data.documents import read_lee_similarities
-    from multivec.io import read_jsonl
-
     if task_name not in TASKS:
         raise ValueError(f"unknown distillation evaluation task {task_name!r}; known: {', '.join(TASKS)}")
     if "task" in task_files:
@@ -164,13 +108,11 @@ def evaluate_units(task_name: str, embeddings_folder: str | os.PathLike,
         raise KeyError(f"task_files for {task_name!r} needs key 'task' (the gold folder) or 'documents' "
                        f"(eval_<task>.jsonl beside it), got {sorted(task_files)}")
     if task_name == "lee":
-        ratings = read_lee_similarities(gold / "similarities.txt")
-        ids = [f"lee_{n:02d}" for n in range(len(ratings))]
-        return lee_units(vectors_for(embeddings_folder, ids), ratings, ids)
+        ids, ratings = read_gold("lee", gold)
+        return lee_units(cosine_similarities(vectors_for(embeddings_folder, ids)), ratings, ids)
     if task_name == "polarity":
-        rows = read_jsonl(gold / "labels.jsonl")
-        ids = [r["id"] for r in rows]
-        return polarity_units(vectors_for(embeddings_folder, ids), np.array([r["label"] for r in rows]), ids)
+        ids, labels = read_gold("polarity", gold)
+        return polarity_units(vectors_for(embeddings_folder, ids), labels, ids)
     return ranking_units(task_name, embeddings_folder, gold)
 
 

@@ -54,11 +54,21 @@ def check_frozen_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -
     return checked
 
 
+def frozen_check(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> dict[str, Any]:
+    """``check_frozen_rows`` as a record (rule ``distill_frozen_check``, ``results/distill_frozen_check.json``):
+    the frozen rows checked, the untrained row they equal, the tasks and the number of (entry, task) pairs; the
+    table reads it, so that it re-renders without the embeddings."""
+    checked = check_frozen_rows(entries, tasks)
+    return {"frozen_rows": sorted({e["name"] for e in entries if e.get("frozen")}),
+            "equal_to": next((e["name"] for e in entries if e["kind"] == "untrained_student"), None),
+            "tasks": list(tasks), "pairs_checked": checked}
+
+
 def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[str]:
     """Markdown lines: per task, how many documents are longer than the structural teacher's input limit and
     than the student's ``max_tokens`` (truncated), from the untrained student's and the structural teacher's
     embedding metas (``lengths``, ``truncated_share``)."""
-    from multivec.distill.embeddings import read_embeddings
+    from multivec.distill.embeddings import read_meta
     from multivec.distill.tables.statistics import entry_folder
 
     student = next((e for e in entries if e["kind"] == "untrained_student"), None)
@@ -69,11 +79,11 @@ def length_lines(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> lis
              "structural teacher's own count in brackets):", ""]
     rows = []
     for task in tasks:
-        meta = read_embeddings(entry_folder(student, task))[2]
+        meta = read_meta(entry_folder(student, task))
         lengths = meta.get("lengths") or {}
         if not lengths:
             continue
-        teacher_share = read_embeddings(entry_folder(teacher, task))[2].get("truncated_share") if teacher else None
+        teacher_share = read_meta(entry_folder(teacher, task)).get("truncated_share") if teacher else None
         over = lengths.get("longer_than_structural_teacher")
         over_cell = (f"{over} ({100 * lengths['longer_than_structural_teacher_share']:.1f}%)" if over is not None
                      else "")
@@ -127,8 +137,8 @@ def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[
     "embeddings": {task: folder}, "summary": path | None, "loss": str, "model": str}``): kind, loss, the
     teacher's model, every task metric (empty: the seed means come from the unit file,
     ``statistics.with_statistics``), the embedding dimension and the training minutes averaged
-    over the row's seeds."""
-    from multivec.distill.embeddings import read_embeddings
+    over the row's seeds. Reads each folder's ``meta.json`` only (``read_meta``: a committed copy will do)."""
+    from multivec.distill.embeddings import read_meta
     from multivec.distill.evaluation.demo_tasks import METRICS
     from multivec.distill.tables.statistics import entry_folder
 
@@ -148,7 +158,7 @@ def build_rows(entries: Sequence[dict[str, Any]], tasks: Sequence[str]) -> list[
         for entry in group:
             for task in tasks:
                 folder = entry_folder(entry, task)
-                found = int(read_embeddings(folder)[1].shape[1])
+                found = int(read_meta(folder)["dimension"])
                 if dimension is not None and found != dimension:
                     raise ValueError(f"{folder}: dimension {found}, but the row's other tasks have {dimension}")
                 dimension = found
@@ -163,12 +173,13 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
                 comparisons: Sequence[dict[str, Any]] | None, statistics: dict[str, Any],
                 csv_path: str | os.PathLike, md_path: str | os.PathLike, tests_path: str | os.PathLike,
                 note: str = "", claims_file: str | os.PathLike | None = None,
-                claims: dict[str, Any] | None = None, entries: Sequence[dict[str, Any]] = ()) -> None:
+                claims: dict[str, Any] | None = None, entries: Sequence[dict[str, Any]] = (),
+                frozen_checked: dict[str, Any] | None = None) -> None:
     """``results/distill_table.{csv,md}`` and ``_tests.csv``: ``table`` (``build_rows``) with every metric
     from the per-unit scores in ``units`` (seed mean, CI, seed SD), the declared comparisons, and the
     verdicts of the claims on this table (``config/claims.yaml``, ``claims_params()``). ``entries``
-    (``build_rows``'s input): the frozen-backbone row is checked against the untrained one
-    (``check_frozen_rows``) and the documents' lengths against each model's limit are reported."""
+    (``build_rows``'s input): the documents' lengths against each model's limit are reported; ``frozen_checked``
+    (``frozen_check``'s record): the frozen-backbone row's check against the untrained one is stated."""
     import pandas as pd
 
     from multivec.distill.evaluation.demo_tasks import METRICS
@@ -192,11 +203,10 @@ def write_table(table: Sequence[dict[str, Any]], tasks: Sequence[str], units: st
         lines += [note, ""]
     lines += markdown_table(frame, ["row", "model", "loss", *metrics, "dimension", "n_seeds"], digits)
     lines += ["", statistics_note(stats, statistics["confidence"]), ""]
+    if frozen_checked and frozen_checked["pairs_checked"]:
+        lines += [f"Sanity row: the student trained with its backbone frozen embeds exactly as the untrained "
+                  f"student on all {frozen_checked['pairs_checked']} task(s) (checked vector by vector).", ""]
     if entries:
-        frozen = check_frozen_rows(entries, tasks)
-        if frozen:
-            lines += [f"Sanity row: the student trained with its backbone frozen embeds exactly as the untrained "
-                      f"student on all {frozen} task(s) (checked vector by vector).", ""]
         lines += length_lines(entries, tasks)
     tests = stats.markdown_tests()
     lines += (tests + [""]) if tests else []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from multivec.distill.embeddings import read_embeddings
+from multivec.distill.embeddings import read_meta
 from multivec.distill.evaluation.demo_tasks import METRICS
 
 COLUMNS = ("teacher", "kind", "model", "dimension", "lee_pearson", "lee_spearman", "polarity_accuracy",
@@ -29,15 +29,16 @@ def teacher_entries(teachers: list, tasks: list[str]) -> list[dict]:
 
 def teacher_row(name: str, kind: str, folders: dict[str, str], tasks: list[str]) -> dict:
     """One row: ``folders`` maps ``train`` and ``eval_<task>`` to embeddings folders of this teacher; the
-    metrics are left empty for ``write_table`` to fill from the unit file."""
-    _, _, train_meta = read_embeddings(folders["train"])
+    metrics are left empty for ``write_table`` to fill from the unit file. Reads each folder's ``meta.json``
+    only (``read_meta``: a committed copy will do)."""
+    train_meta = read_meta(folders["train"])
     row = {"teacher": name, "kind": kind, "model": train_meta.get("model", ""),
            "dimension": train_meta["dimension"], "train_truncated_share": train_meta.get("truncated_share"),
            "train_documents": train_meta["n"]}
     minutes = float(train_meta.get("seconds", 0.0))
     for task in tasks:
         folder = folders[f"eval_{task}"]
-        minutes += float(read_embeddings(folder)[2].get("seconds", 0.0))
+        minutes += float(read_meta(folder).get("seconds", 0.0))
     row["embed_minutes"] = round(minutes / 60.0, 2)
     return {column: row.get(column, float("nan")) for column in COLUMNS}
 

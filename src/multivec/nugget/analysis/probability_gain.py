@@ -172,8 +172,10 @@ def exposure_gains(model, target_ids: Sequence[int], vectors: torch.Tensor, bias
 
 
 @torch.no_grad()
-def document_gains(model, document: PreparedDocument) -> DocumentGains:
-    """Eq. 9 for every nugget of one document, nuggets ordered by their token index."""
+def document_gains(model, document: PreparedDocument, memory_positions: bool = True) -> DocumentGains:
+    """Eq. 9 for every nugget of one document, nuggets ordered by their token index. ``memory_positions=False``
+    exposes each nugget by its vector alone, without the position term a ``decoder_memory_positions`` model adds
+    to its memory (``NuggetModel.decoder_memory``): how much of the gain that position channel carries."""
     ids, mask = model.processor.collate_sources([document.source_ids], model.device)
     nuggets: Nuggets = model.encode(ids, mask)
     if nuggets.indices is None:
@@ -181,7 +183,8 @@ def document_gains(model, document: PreparedDocument) -> DocumentGains:
     order = order_by_token_index(nuggets.indices[0], nuggets.mask[0])
     slot_mask = nuggets.mask[0][order]
     bias = model.memory_bias(nuggets)[0, 0, 0][order]
-    gains = exposure_gains(model, document.target_ids, model.decoder_memory(nuggets)[0][order], bias, slot_mask)
+    memory = model.decoder_memory(nuggets) if memory_positions else nuggets.vectors
+    gains = exposure_gains(model, document.target_ids, memory[0][order], bias, slot_mask)
     real = slot_mask.nonzero().squeeze(-1)
     source_indices = nuggets.indices[0][order][real].cpu().numpy()
     positions = np.array([document.source_to_target[i] for i in source_indices], dtype=np.int64)

@@ -55,11 +55,21 @@ def write_token_pooling_encodings(base_dir: str | os.PathLike, out_dirs: dict[fl
 def write_task_encodings(task: RankingTask, out_dir: str | os.PathLike, *, model_dir: str | None,
                          base_encoder: str, max_tokens: int | None, batch_size: int, bf16: bool = False,
                          frozen_bottom: str | os.PathLike | None = None) -> None:
-    """Encode every document the task uses: with a trained NUGGET/TSDAE model (``model_dir``), or
-    else the base encoder's token states. ``max_tokens`` None: whole documents up to the encoder's limit.
-    ``frozen_bottom``: the task's shared frozen-bottom states (NUGGET models only run their top)."""
+    """Encode every document the task uses (``write_document_encodings``). ``frozen_bottom``: the task's shared
+    frozen-bottom states (NUGGET models only run their top)."""
     ids = task.used_document_ids()
-    texts = [task.documents[doc_id] for doc_id in ids]
+    write_document_encodings(ids, [task.documents[doc_id] for doc_id in ids], out_dir, model_dir=model_dir,
+                             base_encoder=base_encoder, max_tokens=max_tokens, batch_size=batch_size, bf16=bf16,
+                             frozen_bottom=frozen_bottom)
+
+
+def write_document_encodings(ids: list[str], texts: list[str], out_dir: str | os.PathLike, *, model_dir: str | None,
+                             base_encoder: str, max_tokens: int | None, batch_size: int, bf16: bool = False,
+                             frozen_bottom: str | os.PathLike | None = None) -> None:
+    """Encode documents with a trained NUGGET/TSDAE model (``model_dir``), or else into the base encoder's token
+    states. ``max_tokens`` None: whole documents up to the encoder's limit. ``frozen_bottom``: shared
+    frozen-bottom states of these documents (NUGGET models only run their top; None: the whole model runs,
+    which gives the same vectors)."""
     if model_dir is not None:
         from multivec.nugget.encoding import write_nugget_encodings
         from multivec.nugget.frozen_bottom import read_bottom_states
@@ -128,3 +138,27 @@ def table2_record(row: dict[str, Any], metrics: dict[str, dict[str, Any]],
         "train_steps": training["train_steps"] if training else None,
     }
     return record
+
+
+# Table 2's rows on the document tasks (``multivec.evaluation.document_tasks``): what the representation matrix
+# reads beside their PI and RR scores. The metric names are the distillation table's, so the columns line up.
+DOCUMENT_TASK_ROW_KINDS = ("nugget", "tsdae", "token_states", "mean_pooled", "token_pooling")  # BM25 has no vectors
+
+
+def document_task_measurements(entries) -> list:
+    """Per-unit ``Measurement``\\ s of Table 2 rows on the document tasks; ``entries``: ``(encodings folder, row
+    (a ``table2.rows`` entry), seed or None, task, gold folder)``. A multi-vector row (MaxSim-mean in Table 2)
+    compares Lee documents by symmetric MaxSim-mean and classifies polarity on its mean vector; a single-vector
+    row by cosine and on its vector (``document_tasks`` module docstring)."""
+    from multivec.evaluation.document_tasks import representation_units
+    from multivec.statistics import Measurement
+
+    out = []
+    for folder, row, seed, task, gold in entries:
+        if row["kind"] not in DOCUMENT_TASK_ROW_KINDS:
+            raise ValueError(f"row {row['name']!r} ({row['kind']}) has no vectors to score on {task}")
+        encodings = row_encodings(row, folder)
+        scores = representation_units(task, encodings.by_id(), SIMILARITY[row["kind"]] == "maxsim_mean", gold)
+        out += [Measurement(row["name"], metric, s.statistic, s.units, s.values, None if seed is None else int(seed))
+                for metric, s in scores.items()]
+    return out

@@ -4,7 +4,7 @@ Tables 2 and 4 (NUGGET §6.1, §7.1) report MRR×100 over a task's queries. A qu
 100 / rank of its answer (pessimistic ties, ``multivec.metrics.ranking``), read from the per-query
 rankings the evaluation writes (``results/.../<task>.rankings.jsonl``, ``rank_of_answer``); their mean
 is the row's MRR×100 exactly. ``ranking_measurements`` turns those files into ``Measurement``\\ s
-(statistic ``mean``; the unit is the query's position and source document, ``"<k>:<source>"``).
+(statistic ``mean``; the unit is the query's position and source document, ``ranking_task.query_unit_id``).
 
 Every NUGGET table then gets the statistics of ``multivec.statistics`` (``TableStatistics.add_columns``,
 ``write_tests``, ``estimate_cell``), and ``statistics_lines`` gives the Markdown's closing sections: the
@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 
 from multivec.statistics import Measurement, TableStatistics
+from multivec.tasks.ranking_task import query_unit_id
 from multivec.statistics.claims import table_verdict_lines
 
 RANKING_METRICS = {"pi": "PI", "rr": "RR"}  # task -> the table's metric column
@@ -32,7 +33,7 @@ def query_reciprocal_ranks(path: str | os.PathLike) -> tuple[list[str], list[flo
         rank = row.get("rank_of_answer")
         if not isinstance(rank, int) or rank < 1:
             raise ValueError(f"{path}:{line}: rank_of_answer must be an integer >= 1, got {rank!r}")
-        units.append(f"{len(units)}:{row.get('source', '')}")
+        units.append(query_unit_id(len(units), row.get("source", "")))
         values.append(100.0 / rank)
     if not units:
         raise ValueError(f"{path}: no query rankings")
