@@ -106,17 +106,19 @@ def run_once(folder: Path, cores: int, extra: list[str]) -> tuple[float, float]:
     snakemake = Path(sys.executable).parent / "snakemake"
     command = [str(snakemake) if snakemake.exists() else "snakemake", "--cores", str(cores), "--quiet", "all",
                "--directory", str(folder), "--snakefile", str(folder / "Snakefile"), *extra]
+    log = folder / "snakemake.log"  # a file, not a pipe: a long log must not fill the pipe and stall the run
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    cpu = 0.0
-    while process.poll() is None:
-        seen = _own_cpu_seconds(process.pid)
-        cpu = seen if seen is not None else cpu
-        time.sleep(0.2)
+    with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle)
+        cpu = 0.0
+        while process.poll() is None:
+            seen = _own_cpu_seconds(process.pid)
+            cpu = seen if seen is not None else cpu
+            time.sleep(0.2)
     wall = time.perf_counter() - start
     if process.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(extra) or '(defaults)'} failed ({process.returncode}):\n"
-                         f"{process.stderr.read()[-2000:]}")
+                         f"{log.read_text()[-2000:]}")
     return wall, cpu
 
 
