@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 from typing import Callable
@@ -62,3 +63,27 @@ def peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def own_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of one process (not its children), from /proc/<pid>/stat; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_watching_cpu(command: list[str], log: Path, poll_seconds: float = 0.2, **popen) -> tuple[float, float, int]:
+    """Run ``command`` with its output to the file ``log`` (a file, not a pipe: a long log must not fill a pipe
+    and stall the run), reading its own CPU time (``own_cpu_seconds``, children excluded) while it runs.
+    Returns (wall seconds, the process's own CPU seconds when last seen, exit code)."""
+    start = time.perf_counter()
+    with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, **popen)
+        cpu = 0.0
+        while process.poll() is None:
+            seen = own_cpu_seconds(process.pid)
+            cpu = seen if seen is not None else cpu
+            time.sleep(poll_seconds)
+    return time.perf_counter() - start, cpu, process.returncode

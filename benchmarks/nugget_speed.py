@@ -3,7 +3,8 @@
 Measures training tokens/s at batch 16×128, encoding docs/s at 128 and 256 tokens, and peak RSS,
 and compares options: target vocabulary (BPE vs MiniLM's 30k WordPiece), frozen bottom vs a fully
 trainable encoder, the frozen bottom under no_grad vs with autograd on, length-sorted batches,
-decoder FFN width, and torch threads 1 vs 2. Each case runs in its own process (clean RSS, threads).
+decoder FFN width, torch threads 1 vs 2, and where the step's time goes (`profile`: FLOPs per step, the
+matrix products' share of the time and their rate). Each case runs in its own process (clean RSS, threads).
 
     python benchmarks/nugget_speed.py                      # all cases, a few minutes on 2 cores
     python benchmarks/nugget_speed.py --cases demo vocab30k
@@ -37,6 +38,7 @@ CASES = {
     "bottom_grad": ("frozen bottom forward: no_grad vs autograd on", "bottom", {}, {}),
     "random_batches": ("12-110 words (<=128 tokens), random batches", "lengths", {}, {"length_sorted": False}),
     "sorted_batches": ("12-110 words (<=128 tokens), length-sorted batches", "lengths", {}, {"length_sorted": True}),
+    "profile": ("demo step under torch.profiler: FLOPs, matrix-product share and rate", "profile", {}, {}),
     "encode": ("encoding (inference), batch 32, 1 thread", "encode", {}, {}),
     "encode_2threads": ("encoding (inference), batch 32, 2 threads", "encode", {}, {"threads": 2}),
 }
@@ -68,6 +70,34 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
 
 
+MATRIX_PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm")
+
+
+def profile_steps(model, optimizer, data, batches) -> str:
+    """Where a training step's time goes: torch.profiler over the given steps (after the timed ones), FLOPs
+    counted by the profiler, and the share and rate of the matrix products. The share bounds what any kernel
+    work other than faster matrix products can buy: 1 / share."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from multivec.nugget.training import make_batch
+
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as profiler:
+        for rows in batches:
+            loss = model(*make_batch(model, data, rows, None))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    events = profiler.key_averages()
+    total_us = sum(e.self_cpu_time_total for e in events)
+    products = [e for e in events if e.key in MATRIX_PRODUCTS]
+    product_us = sum(e.self_cpu_time_total for e in products)
+    product_flops = sum(e.flops or 0 for e in products)
+    step_flops = sum(e.flops or 0 for e in events) / len(batches)
+    return (f"{step_flops / 1e9:.0f} GFLOP per step; matrix products (mm, addmm, bmm) {100 * product_us / total_us:.0f}% "
+            f"of the step's time at {product_flops / (product_us / 1e6) / 1e9:.0f} GFLOP/s on one thread, so at "
+            f"most {total_us / product_us:.2f}x from everything else")
+
+
 def worker(name: str, steps: int) -> dict:
     import torch
 
@@ -95,14 +125,14 @@ def worker(name: str, steps: int) -> dict:
             fn()
         return (time.perf_counter() - start) / repeats
 
-    if kind in ("train", "lengths"):
+    if kind in ("train", "lengths", "profile"):
         data = TokenizedPairs(model.processor.tokenize_sources(texts, 128),
                               model.processor.target_tokenizer.encode(texts, 128))
         train_config = TrainConfig(lr=1e-4, lr_scratch=1e-3)
         optimizer = make_optimizer(parameter_groups(model, train_config), train_config)
         model.train()
         batch_size = 16
-        if kind == "train":
+        if kind in ("train", "profile"):
             batches = [list(range(i * batch_size, (i + 1) * batch_size)) for i in range(steps + 1)]
         else:
             batches = epoch_batches([len(s) for s in data.sources], batch_size, 0, 0, settings["length_sorted"])
@@ -120,8 +150,10 @@ def worker(name: str, steps: int) -> dict:
             if index:  # the first step warms up
                 seconds += time.perf_counter() - start
                 tokens += int(batch[1].sum())
-        row.update(batch_size=batch_size, source_tokens=128 if kind == "train" else "<=128",
+        row.update(batch_size=batch_size, source_tokens="<=128" if kind == "lengths" else 128,
                    seconds_per_step=round(seconds / steps, 3), tokens_per_s=round(tokens / seconds, 1))
+        if kind == "profile":
+            row["note"] = profile_steps(model, optimizer, data, batches[:steps])
     elif kind == "bottom":
         ids, mask = model.processor.collate_sources(model.processor.tokenize_sources(texts[:16], 128), model.device)
         enc = model.encoder

@@ -23,17 +23,14 @@ time of the whole run and the CPU time of the Snakemake process itself (its own 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cpu_name, load_average  # noqa: E402
+from bench_common import cpu_name, load_average, run_watching_cpu  # noqa: E402
 
 from multivec.io import write_csv  # noqa: E402
 
@@ -90,15 +87,6 @@ def write_workflow(folder: Path, jobs: int, inputs_per_job: int, job_cpu_seconds
                                                        python=sys.executable))
 
 
-def _own_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of one process (not its children), from /proc/<pid>/stat; None once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run_once(folder: Path, cores: int, extra: list[str]) -> tuple[float, float]:
     """One clean run of the workflow: (wall seconds, the Snakemake process's own CPU seconds)."""
     shutil.rmtree(folder / "out", ignore_errors=True)
@@ -106,19 +94,10 @@ def run_once(folder: Path, cores: int, extra: list[str]) -> tuple[float, float]:
     snakemake = Path(sys.executable).parent / "snakemake"
     command = [str(snakemake) if snakemake.exists() else "snakemake", "--cores", str(cores), "--quiet", "all",
                "--directory", str(folder), "--snakefile", str(folder / "Snakefile"), *extra]
-    log = folder / "snakemake.log"  # a file, not a pipe: a long log must not fill the pipe and stall the run
-    start = time.perf_counter()
-    with log.open("w") as handle:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=handle)
-        cpu = 0.0
-        while process.poll() is None:
-            seen = _own_cpu_seconds(process.pid)
-            cpu = seen if seen is not None else cpu
-            time.sleep(0.2)
-    wall = time.perf_counter() - start
-    if process.returncode != 0:
-        raise SystemExit(f"snakemake {' '.join(extra) or '(defaults)'} failed ({process.returncode}):\n"
-                         f"{log.read_text()[-2000:]}")
+    wall, cpu, code = run_watching_cpu(command, folder / "snakemake.log")
+    if code != 0:
+        raise SystemExit(f"snakemake {' '.join(extra) or '(defaults)'} failed ({code}):\n"
+                         f"{(folder / 'snakemake.log').read_text()[-2000:]}")
     return wall, cpu
 
 

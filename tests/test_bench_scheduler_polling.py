@@ -25,10 +25,10 @@ def test_bad_arguments_stop_with_a_message(arguments):
 
 
 def test_own_cpu_seconds_reads_this_process_and_none_for_a_gone_one():
-    bench = _load_benchmark()
+    common = load_benchmark("bench_common")  # shared with main_job_time.py
     sum(i * i for i in range(200_000))  # some CPU time of our own
-    assert bench._own_cpu_seconds(os.getpid()) > 0
-    assert bench._own_cpu_seconds(2 ** 22 + 12345) is None
+    assert common.own_cpu_seconds(os.getpid()) > 0
+    assert common.own_cpu_seconds(2 ** 22 + 12345) is None
 
 
 def test_a_tiny_workflow_runs_every_job_and_reports_the_scheduler(tmp_path):
