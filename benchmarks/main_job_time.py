@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import math
 import os
 import subprocess
 import sys
@@ -33,11 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import cpu_name, load_average, run_watching_cpu  # noqa: E402
 
 from multivec.io import write_csv  # noqa: E402
-from multivec.pipeline.rule_benchmarks import read_benchmark  # noqa: E402
+from multivec.pipeline.rule_benchmarks import read_benchmark, summarise  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 WHOLE_RUN = "(whole run)"
-COLUMNS = ["rule", "jobs", "total_s", "max_s", "slowest_job", "peak_rss_mb", "cpu_time_s", "wall_s",
+RULE_COLUMNS = ["rule", "jobs", "total_s", "mean_s", "max_s", "slowest_job", "peak_rss_mb", "cpu_time_s"]
+COLUMNS = [*RULE_COLUMNS, "wall_s",
            "scheduler_cpu_s", "scheduler_share_of_one_core", "target", "snakemake_arguments", "commit", "cpu",
            "load_1min_start", "load_1min_end", "results_rewritten_with_other_bytes", "measured_at"]
 
@@ -78,29 +78,30 @@ def run_snakemake(workdir: Path, target: str, extra: list[str], mirror: str) -> 
 
 
 def rule_rows(folder: Path, since: float) -> list[dict]:
-    """One row per rule from the benchmark files under folder written at or after ``since`` (epoch seconds),
-    largest total first. A file in Snakemake's plain format (no rule name) is refused: the workflow profile
-    asks for the extended one, so such a file is not this run's."""
-    by_rule: dict[str, list[tuple[str, dict]]] = {}
+    """One row per rule (``multivec.pipeline.rule_benchmarks.summarise``, the report's per-rule table) from the
+    benchmark files under folder written at or after ``since`` (epoch seconds), largest total first. A file in
+    Snakemake's plain format (no rule name) is refused: the workflow profile asks for the extended one, so such a
+    file is not this run's."""
+    jobs = []
     for file in sorted(folder.rglob("*.tsv")):
-        if file.stat().st_mtime < since:
+        written = file.stat().st_mtime
+        if written < since:
             continue
         record = read_benchmark(file)
-        if record["rule_name"] is None:
+        rule, wildcards = record.pop("rule_name"), record.pop("wildcards")
+        if rule is None:
             raise SystemExit(f"{file}: a benchmark file without its rule's name (not the extended format)")
-        job = ", ".join(f"{k}={v}" for k, v in (record["wildcards"] or {}).items()) or record["rule_name"]
-        by_rule.setdefault(record["rule_name"], []).append((job, record))
-    rows = []
-    for rule, jobs in by_rule.items():
-        seconds = [r["s"] for _, r in jobs]
-        rss = [r["max_rss_mb"] for _, r in jobs if not math.isnan(r["max_rss_mb"])]
-        cpu = [r["cpu_time_s"] for _, r in jobs if not math.isnan(r["cpu_time_s"])]
-        slowest = max(jobs, key=lambda item: item[1]["s"])
-        rows.append({"rule": rule, "jobs": len(jobs), "total_s": round(sum(seconds), 1),
-                     "max_s": round(max(seconds), 1), "slowest_job": slowest[0],
-                     "peak_rss_mb": round(max(rss), 1) if rss else "", "cpu_time_s": round(sum(cpu), 1) if cpu else ""})
-    rows.sort(key=lambda row: (-row["total_s"], row["rule"]))
-    return rows
+        job = ", ".join(f"{k}={v}" for k, v in wildcards.items()) or rule
+        jobs.append({"work": "", "rule": rule, "rule_file": "", "job": job, "written": written, **record})
+    return [{column: row[column] for column in RULE_COLUMNS} for row in summarise(jobs)]
+
+
+def whole_run(rows: list[dict]) -> dict:
+    """The per-rule rows summed: the run's jobs, job-seconds, slowest job, peak RSS and CPU seconds."""
+    return {"rule": WHOLE_RUN, "jobs": sum(r["jobs"] for r in rows), "total_s": round(sum(r["total_s"] for r in rows), 2),
+            "max_s": max(r["max_s"] for r in rows),
+            "peak_rss_mb": max((r["peak_rss_mb"] for r in rows if r["peak_rss_mb"] != ""), default=""),
+            "cpu_time_s": round(sum(r["cpu_time_s"] for r in rows if r["cpu_time_s"] != ""), 2)}
 
 
 def rewritten_results(workdir: Path) -> list[str]:
@@ -150,11 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     if not rows:
         raise SystemExit(f"the run wrote no benchmark file under {args.workdir / 'benchmarks'}: nothing to break down")
     rewritten = rewritten_results(args.workdir)
-    whole = {"rule": WHOLE_RUN, "jobs": sum(r["jobs"] for r in rows),
-             "total_s": round(sum(r["total_s"] for r in rows), 1), "max_s": max(r["max_s"] for r in rows),
-             "peak_rss_mb": max((r["peak_rss_mb"] for r in rows if r["peak_rss_mb"] != ""), default=""),
-             "cpu_time_s": round(sum(r["cpu_time_s"] for r in rows if r["cpu_time_s"] != ""), 1),
-             "wall_s": round(wall, 1), "scheduler_cpu_s": round(scheduler_cpu, 1),
+    whole = {**whole_run(rows), "wall_s": round(wall, 1), "scheduler_cpu_s": round(scheduler_cpu, 1),
              "scheduler_share_of_one_core": round(scheduler_cpu / wall, 4), "target": args.target,
              "snakemake_arguments": " ".join(args.extra), "commit": commit, "cpu": cpu_name(),
              "load_1min_start": load_start, "load_1min_end": load_average(),

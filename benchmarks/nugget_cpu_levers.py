@@ -39,7 +39,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_common import cpu_name, load_average  # noqa: E402
+
 PRECISIONS = ("fp32", "bf16")
 LEVERS = {"fused": "fused_optimizer", "compile": "compile"}  # run-name part: TrainConfig field
 CORPORA = {"ae": "autoencoding", "mt": "translation"}
@@ -270,17 +272,6 @@ def title_of(objective: str, variant: str, steps: int, batch_size: int, parallel
             f"thread each: {where}, bf16 units {units}")
 
 
-def machine() -> str:
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return name
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--objective", choices=sorted(CORPORA), default="ae")
@@ -321,15 +312,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="nugget_cpu_levers_") as work:
             spec = {"model": model, "train": train, "train_path": str(data / "train.jsonl"),
                     "dev_path": str(data / "dev.jsonl"), "init": args.init, "out": str(Path(work) / "runs")}
-            started, load_start = time.time(), os.getloadavg()[0]
+            started, load_start = time.time(), load_average()
             folders = run_side_by_side(args.runs, spec, Path(work), args.parallel)
-            load_end = os.getloadavg()[0]
+            load_end = load_average()
             curves = {run: read_curve(folders[run], run, train["batch_size"]) for run in args.runs}
         check_first_losses(curves)
     except BenchmarkError as error:
         print(f"nugget_cpu_levers: {error}", file=sys.stderr)
         return 2
-    where, units = machine(), " ".join(cpu_bf16_units()) or "none"
+    where, units = cpu_name(), " ".join(cpu_bf16_units()) or "none"
     rows = [{**r, "variant": args.variant, "objective": args.objective, "batch_size": train["batch_size"],
              "machine": where, "bf16_units": units, "load_1min_start": load_start, "load_1min_end": load_end}
             for run in args.runs for r in curves[run]]

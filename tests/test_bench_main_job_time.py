@@ -39,9 +39,12 @@ def test_rule_rows_sum_each_rules_jobs_of_this_run_only(tmp_path):
     rows = bench.rule_rows(folder, since=2_000_000)
     assert [r["rule"] for r in rows] == ["train_nugget", "encode_task"]
     train = rows[0]
-    assert (train["jobs"], train["total_s"], train["max_s"], train["peak_rss_mb"], train["cpu_time_s"]) == \
-        (2, 140.0, 100.0, 1200.0, 133.0)
+    assert (train["jobs"], train["total_s"], train["mean_s"], train["max_s"], train["peak_rss_mb"],
+            train["cpu_time_s"]) == (2, 140.0, 70.0, 100.0, 1200.0, 133.0)
     assert train["slowest_job"] == "variant=base_r1" and rows[1]["slowest_job"] == "encode_task"
+    whole = bench.whole_run(rows)
+    assert (whole["jobs"], whole["total_s"], whole["max_s"], whole["peak_rss_mb"], whole["cpu_time_s"]) == \
+        (3, 200.0, 100.0, 1200.0, 192.0)
 
 
 def test_a_benchmark_file_without_its_rule_name_is_refused(tmp_path):
