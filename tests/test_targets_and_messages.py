@@ -220,6 +220,37 @@ def test_the_gpu_overlay_dry_runs_without_a_gpu(mirror, tmp_path):
     assert trains and all(re.search(r"resources: .*\bgpu=1\b", block) for block in trains), trains[:1]
 
 
+# -- the NUGGET zoo trained as long as its effects need: config/nugget_long.yaml -------------------------------
+
+def test_the_long_overlay_trains_the_zoo_in_the_measured_regime_and_keeps_the_bases():
+    from multivec.nugget.zoo import BASE_VARIANT
+    from multivec.rules.nugget_zoo import NuggetZoo
+
+    demo, gpu = merged(), merged("gpu.yaml")
+    config = merged("gpu.yaml", "nugget_long.yaml")
+    assert check_config(copy.deepcopy(config), REPO / "config" / "schema.yaml") is not None  # validates
+    zoo, demo_zoo = NuggetZoo(config), NuggetZoo(demo)
+    ae_r025 = zoo.zoo_train_config(zoo.nugget_variant(0.25), seed=14)
+    # the regime results/experiments/nugget_ae_r0.25_learning_rate measured: 24,000 documents read, lr 1e-3
+    assert ae_r025["max_steps"] * ae_r025["batch_size"] >= 24_000 and ae_r025["lr"] == 1.0e-3
+    assert ae_r025["max_minutes"] > demo["train"]["max_minutes"]  # 1500 CPU steps would trip the demo's net
+    # the shared r = 1 bases are the demo's (same settings, so not retrained), apart from the GPU's precision
+    base, demo_base = zoo.zoo_train_config(BASE_VARIANT), demo_zoo.zoo_train_config(BASE_VARIANT)
+    assert {**base, "device": "cpu", "precision": "fp32"} == demo_base
+    # three seeds in the tables as in the claims; nothing else changes from the GPU overlay
+    assert config["statistics"]["seeds"]["tables"] == config["statistics"]["seeds"]["claims"] == [13, 14, 15]
+    assert {key for key in config if config[key] != gpu[key]} == {"nugget_analysis", "nugget_base", "statistics"}
+
+
+def test_the_long_overlay_dry_runs_the_nugget_claims_at_three_seeds(mirror, tmp_path):
+    result = snakemake("-n", "results/table2.csv", "--configfile", "config/gpu.yaml", "config/nugget_long.yaml",
+                       "--directory", str(tmp_path))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-5000:]
+    trained = set(re.findall(r"output: models/nugget/ae/r0\.25_l3_learned_fb/seed(\d+)/", out))
+    assert trained == {"13", "14", "15"}, trained
+
+
 # -- scripts/install.sh: a CUDA torch on request ------------------------------------------------------------
 
 def _install(tmp_path, *args, **env):
