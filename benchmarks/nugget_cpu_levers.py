@@ -50,6 +50,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_common import cpu_name, load_average  # noqa: E402
 
+from multivec.io import write_csv  # noqa: E402
+
 PRECISIONS = ("fp32", "bf16")
 LEVERS = {"fused": "fused_optimizer", "compile": "compile"}  # run-name part: TrainConfig field
 CORPORA = {"ae": "autoencoding", "mt": "translation"}
@@ -67,13 +69,15 @@ class BenchmarkError(RuntimeError):
 
 
 def load_config(configfiles: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """config/config.yaml, then each overlay, merged as Snakemake merges --configfile."""
-    import yaml
+    """config/config.yaml, then each overlay, read as the workflow reads them (``read_config_file``: a bad
+    file is named with its line) and merged as Snakemake merges --configfile."""
     from snakemake.utils import update_config
 
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    from multivec.config.yaml_files import read_config_file
+
+    config = read_config_file(REPO / "config" / "config.yaml")
     for path in configfiles:
-        update_config(config, yaml.safe_load(Path(path).read_text()))
+        update_config(config, read_config_file(path))
     return config
 
 
@@ -151,8 +155,9 @@ def run_side_by_side(runs: Sequence[str], spec: dict[str, Any], work: Path, para
         processes = {}
         for run in wave:
             env = {**base_env, "TORCHINDUCTOR_CACHE_DIR": str(work / f"inductor_{run}")}
-            processes[run] = subprocess.Popen([sys.executable, __file__, "--worker", run, "--spec", str(spec_path)],
-                                              env=env, stdout=subprocess.DEVNULL, stderr=open(work / f"{run}.log", "w"))
+            with open(work / f"{run}.log", "w") as log:  # the child keeps its own copy of the handle
+                processes[run] = subprocess.Popen([sys.executable, __file__, "--worker", run, "--spec",
+                                                   str(spec_path)], env=env, stdout=subprocess.DEVNULL, stderr=log)
         failed.update({run: code for run, code in ((r, p.wait()) for r, p in processes.items()) if code != 0})
     if failed:
         tails = "\n".join(f"--- {run} (exit {code}):\n" + (work / f"{run}.log").read_text()[-2000:]
@@ -324,11 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = [{**r, "variant": args.variant, "objective": args.objective, "batch_size": train["batch_size"],
              "machine": where, "bf16_units": units, "load_1min_start": load_start, "load_1min_end": load_end}
             for run in args.runs for r in curves[run]]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(output_path(args.out, ".csv"), "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(output_path(args.out, ".csv"), [{column: row[column] for column in COLUMNS} for row in rows])
     lines = summary_lines(curves)
     plot(curves, output_path(args.out, ".png"), title_of(args.objective, args.variant, train["max_steps"],
                                                        train["batch_size"], args.parallel, where, units))
